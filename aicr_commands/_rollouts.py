@@ -1,0 +1,64 @@
+"""What the rollout commands share: the ROLLOUT argument, reading, and the conditional write.
+
+Imported by command modules at module level, so it imports nothing heavy;
+`aicr_core.kube` (the Kubernetes client) is imported only when a command runs.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aicr_core import operator_api as api
+from aicr_core.errors import AicrError, UsageError
+
+if TYPE_CHECKING:
+    from aicr_core.kube import Cluster
+
+# A Kubernetes object name (DNS subdomain): anything else cannot name a rollout
+# and must not reach a URL path.
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def object_name(text: str) -> str:
+    if not _NAME.match(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid rollout name")
+    return text
+
+
+def add_rollout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rollout", metavar="ROLLOUT", type=object_name,
+                        help="the RuntimeRollout, e.g. rollout-3f9a1c0d2b7e4a51-1")
+
+
+def require_reason(args: argparse.Namespace, command: str) -> str:
+    if args.reason is None:
+        raise UsageError(f"{command} needs --reason TEXT (at most 1024 characters)")
+    return str(args.reason)
+
+
+def connect(args: argparse.Namespace) -> Cluster:
+    from aicr_core import kube
+
+    return kube.connect(args.kubeconfig, args.context)
+
+
+def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
+    try:
+        return api.parse_rollout(cluster.get(api.rollout_path(name)))
+    except AicrError as err:
+        if err.code == "NOT_FOUND":
+            raise AicrError("NOT_FOUND", f"rollout {name} not found") from None
+        raise
+
+
+def write_rollout(cluster: Cluster, rollout: api.Rollout, patch: dict[str, Any],
+                  explain_conflict: Callable[[api.Rollout], AicrError]) -> api.Rollout:
+    """One conditional write; on a lost race, re-read and say who won (`explain_conflict`)."""
+    try:
+        return api.parse_rollout(cluster.patch(api.rollout_path(rollout.name), patch))
+    except AicrError as err:
+        if err.code != "CONFLICT":
+            raise
+    raise explain_conflict(read_rollout(cluster, rollout.name))

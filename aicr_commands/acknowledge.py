@@ -1,0 +1,59 @@
+"""`kubectl aicr acknowledge ROLLOUT`."""
+from __future__ import annotations
+
+import argparse
+
+from aicr_commands import _rollouts
+from aicr_core import clock
+from aicr_core import operator_api as api
+from aicr_core.command import AicrCommand
+from aicr_core.errors import AicrError
+from aicr_core.result import Result
+
+
+class Acknowledge(AicrCommand):
+    """Record, as yourself, that the post-apply steps of the release a rollout waits on are done.
+
+    Only for a rollout in AwaitingAcknowledgement; approvers only (the API
+    server checks). The rollout then continues.
+    """
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _rollouts.add_rollout_argument(parser)
+
+    def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core.policy import PolicyContext, load_policies
+
+        policies = load_policies()
+        cluster = _rollouts.connect(args)
+        me = cluster.whoami()
+        rollout = _rollouts.read_rollout(cluster, args.rollout)
+        release = awaited_release(rollout)
+        ack = api.Acknowledgement(release, me.username, clock.now())
+        policies.check("aicr_pre_acknowledge", rollout=rollout, acknowledgement=ack, user=me,
+                       context=PolicyContext.from_args("acknowledge", args))
+        _rollouts.write_rollout(cluster, rollout, api.acknowledgement_patch(rollout, ack), lost_race)
+        return Result("Acknowledgement", {"rollout": rollout.name, "release": release, "user": ack.user,
+                                          "time": clock.format_time(ack.time)})
+
+
+def awaited_release(rollout: api.Rollout) -> str:
+    if rollout.phase != api.PHASE_AWAITING_ACKNOWLEDGEMENT or not rollout.awaiting_release:
+        raise AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
+                        f"rollout {rollout.name} is not awaiting an acknowledgement (phase {rollout.phase})")
+    done = [a for a in rollout.acknowledgements if a.release == rollout.awaiting_release]
+    if done:
+        raise AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
+                        f"rollout {rollout.name}: {done[0].release} was already acknowledged by {done[0].user}; "
+                        "the operator has yet to continue")
+    return rollout.awaiting_release
+
+
+def lost_race(current: api.Rollout) -> AicrError:
+    mine = [a for a in current.acknowledgements if a.release == current.awaiting_release]
+    if current.phase != api.PHASE_AWAITING_ACKNOWLEDGEMENT or mine:
+        who = f" by {mine[0].user}" if mine else ""
+        return AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
+                         f"rollout {current.name} was acknowledged{who} or moved on meanwhile (now {current.phase})")
+    return AicrError("CONFLICT", f"rollout {current.name} changed while acknowledging; "
+                     "nothing was written, run the command again")

@@ -1,0 +1,72 @@
+"""`kubectl aicr approve ROLLOUT --reason TEXT [--expires DURATION]`."""
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timedelta
+
+from aicr_commands import _rollouts
+from aicr_core import clock
+from aicr_core import operator_api as api
+from aicr_core.command import AicrCommand
+from aicr_core.errors import AicrError
+from aicr_core.result import Result
+
+
+class Approve(AicrCommand):
+    """Approve a rollout as yourself, until --expires or its deadline.
+
+    Asks the API server who you are, refuses a rollout that has ended, is already
+    approved or needs no approval (and, without --expires, one whose deadline has
+    passed), runs every pre-approve policy, then writes spec.approval once.
+    An approval can be neither changed nor extended.
+    """
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _rollouts.add_rollout_argument(parser)
+
+    def take_action(self, args: argparse.Namespace) -> Result:
+        reason = _rollouts.require_reason(args, "approve")
+        from aicr_core.policy import PolicyContext, load_policies
+
+        policies = load_policies()
+        cluster = _rollouts.connect(args)
+        me = cluster.whoami()
+        rollout = _rollouts.read_rollout(cluster, args.rollout)
+        now = clock.now()
+        approval = api.Approval(me.username, approval_expiry(rollout, args.expires, now), reason)
+        policies.check("aicr_pre_approve", rollout=rollout, approval=approval, user=me,
+                       context=PolicyContext.from_args("approve", args))
+        _rollouts.write_rollout(cluster, rollout, api.approval_patch(rollout, approval), lost_race)
+        return Result("Approval", {"rollout": rollout.name, "user": approval.user,
+                                   "expires": clock.format_time(approval.expires), "reason": reason})
+
+
+def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: datetime) -> datetime:
+    """When the approval ends; raises the upstream refusals in the order a user expects them."""
+    if rollout.ended:
+        raise AicrError("ENDED", f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
+    if not rollout.approval_required:
+        raise AicrError("APPROVAL_NOT_REQUIRED", f"rollout {rollout.name} needs no approval")
+    if rollout.approval is not None:
+        raise already_approved(rollout)
+    if expires is not None:
+        return now + expires
+    if rollout.deadline is None:
+        raise AicrError("INVALID_OBJECT", f"rollout {rollout.name} records no deadline; pass --expires")
+    if rollout.deadline <= now:
+        raise AicrError("DEADLINE_PASSED", f"rollout {rollout.name}'s deadline "
+                        f"{clock.format_time(rollout.deadline)} has passed; pass --expires to approve anyway")
+    return rollout.deadline
+
+
+def already_approved(rollout: api.Rollout) -> AicrError:
+    assert rollout.approval is not None
+    return AicrError("ALREADY_APPROVED", f"rollout {rollout.name} is already approved by "
+                     f"{rollout.approval.user} until {clock.format_time(rollout.approval.expires)}")
+
+
+def lost_race(current: api.Rollout) -> AicrError:
+    if current.approval is not None:
+        return already_approved(current)
+    return AicrError("CONFLICT", f"rollout {current.name} changed while approving (now {current.phase}); "
+                     "nothing was written, run the command again")

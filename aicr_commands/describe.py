@@ -1,0 +1,97 @@
+"""`kubectl aicr describe ROLLOUT`: everything an approver decides on."""
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from aicr_commands import _rollouts
+from aicr_core import clock
+from aicr_core import operator_api as api
+from aicr_core.command import AicrCommand
+from aicr_core.errors import AicrError
+from aicr_core.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core.kube import Cluster
+
+
+class Describe(AicrCommand):
+    """Show a rollout: transition, approval, steps, AICR's assessment, recorded steps, acknowledgements.
+
+    The assessment report is read from the operator namespace and shown only
+    when its sha256 matches the digest the rollout records.
+    """
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _rollouts.add_rollout_argument(parser)
+
+    def take_action(self, args: argparse.Namespace) -> Result:
+        cluster = _rollouts.connect(args)
+        rollout = _rollouts.read_rollout(cluster, args.rollout)
+        assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
+        return Result("RolloutDescription", describe(rollout, assessment))
+
+
+def read_assessment(cluster: Cluster, namespace: str, digest: str | None) -> dict[str, Any]:
+    """The report the rollout records, verified against its digest (one API read)."""
+    if digest is None:
+        return {"status": "none"}
+    name = api.assessment_configmap_name(digest)
+    try:
+        configmap = cluster.get(api.configmap_path(namespace, name))
+    except AicrError as err:
+        if err.code == "NOT_FOUND":
+            return {"status": "missing", "digest": digest, "configMap": f"{namespace}/{name}"}
+        if err.code == "FORBIDDEN":
+            return {"status": "unavailable", "digest": digest, "error": err.message}
+        raise
+    return verify_report(digest, api.report_text(configmap))
+
+
+def verify_report(digest: str, text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {"status": "unverified", "digest": digest, "reportDigest": None}
+    actual = api.sha256_digest(text)
+    if actual != digest:
+        return {"status": "unverified", "digest": digest, "reportDigest": actual}
+    try:
+        report = api.parse_report(text)
+    except AicrError as err:
+        return {"status": "invalid", "digest": digest, "error": err.message}
+    return {"status": "verified", "digest": digest, "summary": report.summary, "components": [
+        {"component": c.component, "change": c.change, "from": c.from_version, "to": c.to_version,
+         "verdict": c.verdict, "notes": c.notes, "explanation": c.explanation,
+         "precondition": c.precondition, "steps": list(c.steps)} for c in report.components]}
+
+
+def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
+    def time(moment: Any) -> str | None:
+        return clock.format_time(moment) if moment is not None else None
+
+    return {
+        "rollout": r.name,
+        "runtimeUID": r.runtime_uid,
+        "transition": {"from": r.from_digest, "to": r.to_digest},
+        "phase": r.phase,
+        "outcome": r.outcome or None,
+        "deadline": time(r.deadline),
+        "approval": {
+            "required": r.approval_required,
+            "user": r.approval.user if r.approval else None,
+            "expires": time(r.approval.expires) if r.approval else None,
+            "reason": r.approval.reason if r.approval else None,
+            "revocation": {"user": r.revocation.user, "time": time(r.revocation.time),
+                           "reason": r.revocation.reason} if r.revocation else None,
+        },
+        "message": r.message,
+        "inventory": {"releases": r.inventory_releases, "digest": r.inventory_digest},
+        "steps": [{"release": s.release, "operation": s.operation, "assessment": s.verdict or None,
+                   "changesCRDs": s.changes_crds, "state": s.state, "message": s.message} for s in r.steps],
+        "assessment": assessment,
+        "records": [{"release": rec.release, "summary": rec.summary, "precondition": rec.precondition,
+                     "beforeApply": [{"id": s.id, "description": s.description} for s in rec.before_apply],
+                     "afterApply": [{"id": s.id, "description": s.description} for s in rec.after_apply]}
+                    for rec in r.records],
+        "acknowledgements": [{"release": a.release, "user": a.user, "time": time(a.time)}
+                             for a in r.acknowledgements],
+    }

@@ -1,0 +1,104 @@
+"""`kubectl aicr reproduce [PLAN]`: check a plan's bundle against the AICR CLI yourself."""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import tempfile
+from pathlib import Path
+
+from aicr_commands._rollouts import connect
+from aicr_core import operator_api as api
+from aicr_core.command import AicrCommand
+from aicr_core.errors import AicrError
+from aicr_core.result import Result
+
+
+class Reproduce(AicrCommand):
+    """Write a plan's recipe and print the commands that re-render and compare its bundle.
+
+    PLAN is sha256:<digest> or a plan ConfigMap name (aicr-plan-<16 hex>);
+    without it, the active plan, else the candidate. Changes nothing in the cluster.
+    """
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("plan", metavar="PLAN", nargs="?",
+                            help="sha256:<64 hex> or aicr-plan-<16 hex> (default: the active plan, else the candidate)")
+
+    def take_action(self, args: argparse.Namespace) -> Result:
+        wanted = api.plan_names(args.plan) if args.plan else None
+        cluster = connect(args)
+        if wanted is None:
+            runtime = api.parse_runtime(_get(cluster, api.runtime_path(), f"ClusterRuntime {api.RUNTIME_NAME}"))
+            digest = runtime.active_plan or runtime.candidate_plan
+            if not digest:
+                raise AicrError("NO_PLAN", "the ClusterRuntime has neither an active nor a candidate plan")
+            wanted = (api.plan_configmap_name(digest), digest)
+        name, digest = wanted
+        where = f"{args.operator_namespace}/{name}"
+        plan = api.parse_plan(_get(cluster, api.configmap_path(args.operator_namespace, name), f"plan {where}"))
+        recipe = checked_recipe(plan, name, digest)
+        target = write_atomically(Path(args.dir) / "recipe.json", recipe)
+        return Result("Reproduction", {
+            "plan": plan.digest, "configMap": where, "aicrImage": plan.aicr_image, "bundle": plan.bundle,
+            "recipe": str(target), "renderFlags": list(plan.render_flags or ()),
+            "commands": commands(plan, Path(args.dir))})
+
+
+def _get(cluster, path: str, what: str) -> dict:  # type: ignore[no-untyped-def]
+    try:
+        return cluster.get(path)
+    except AicrError as err:
+        if err.code == "NOT_FOUND":
+            raise AicrError("NOT_FOUND", f"{what} not found") from None
+        raise
+
+
+def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:
+    """The recipe text, after every refusal upstream makes; nothing is written before this passes."""
+    expected = digest or f"sha256:{api.PLAN_CONFIGMAP.match(name).group(1)}"  # type: ignore[union-attr]
+    if not plan.digest.startswith(expected) or not api.is_digest(plan.digest):
+        raise AicrError("NOT_FOUND", f"ConfigMap {name} records plan {plan.digest or 'nothing'}, "
+                        f"not {expected}: it is not that plan")
+    if plan.from_applications or plan.recipe is None:
+        raise AicrError("NO_RECIPE", f"plan {plan.digest} was rebuilt from the Argo CD Applications; "
+                        "it has no recipe to reproduce")
+    if plan.render_flags is None:
+        raise AicrError("NO_RENDER_FLAGS", f"plan {plan.digest} does not record the flags it was rendered with")
+    actual = api.sha256_digest(plan.recipe)
+    if actual != plan.recipe_digest:
+        raise AicrError("DIGEST_MISMATCH", f"plan {plan.digest}: recipe.json has digest {actual}, "
+                        f"the plan records {plan.recipe_digest or 'none'}; nothing was written")
+    return plan.recipe
+
+
+def write_atomically(target: Path, text: str) -> Path:
+    """Write `text` to `target` through a temporary file and a rename: never a half-written recipe."""
+    data = text.encode("utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_file() and target.read_bytes() == data:
+            return target
+        fd, temporary = tempfile.mkstemp(prefix=".recipe.json.", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as err:
+        raise AicrError("WRITE_FAILED", f"cannot write {target}: {err.strerror or err}") from None
+    return target
+
+
+def commands(plan: api.Plan, directory: Path) -> dict[str, str]:
+    """The three commands, every argument quoted: cluster data never becomes shell syntax."""
+    work = directory.resolve()
+    render = ["docker", "run", "--rm", "-v", f"{work}:/work", plan.aicr_image, "bundle",
+              "--recipe", "/work/recipe.json", *(plan.render_flags or ()), "--output", "/work/cli-bundle"]
+    pull = ["oras", "pull", plan.bundle.removeprefix("oci://"), "--output", str(work / "operator-bundle")]
+    diff = ["diff", "-r", str(work / "cli-bundle"), str(work / "operator-bundle")]
+    return {"render": shlex.join(render), "pull": shlex.join(pull), "diff": shlex.join(diff)}

@@ -1,0 +1,60 @@
+"""`kubectl aicr revoke ROLLOUT --reason TEXT`."""
+from __future__ import annotations
+
+import argparse
+
+from aicr_commands import _rollouts
+from aicr_core import clock
+from aicr_core import operator_api as api
+from aicr_core.command import AicrCommand
+from aicr_core.errors import AicrError
+from aicr_core.result import Result
+
+
+class Revoke(AicrCommand):
+    """Revoke a rollout's approval: the step in flight finishes, no further step starts.
+
+    Refuses a rollout that is not approved, already revoked or has ended; the
+    API server also refuses one in Validating.
+    """
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _rollouts.add_rollout_argument(parser)
+
+    def take_action(self, args: argparse.Namespace) -> Result:
+        reason = _rollouts.require_reason(args, "revoke")
+        from aicr_core.policy import PolicyContext, load_policies
+
+        policies = load_policies()
+        cluster = _rollouts.connect(args)
+        me = cluster.whoami()
+        rollout = _rollouts.read_rollout(cluster, args.rollout)
+        refuse_revocation(rollout)
+        revocation = api.Revocation(me.username, clock.now(), reason)
+        policies.check("aicr_pre_revoke", rollout=rollout, revocation=revocation, user=me,
+                       context=PolicyContext.from_args("revoke", args))
+        _rollouts.write_rollout(cluster, rollout, api.revocation_patch(rollout, revocation), lost_race)
+        return Result("Revocation", {"rollout": rollout.name, "user": revocation.user,
+                                     "time": clock.format_time(revocation.time), "reason": reason})
+
+
+def refuse_revocation(rollout: api.Rollout) -> None:
+    if rollout.ended:
+        raise AicrError("ENDED", f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
+    if rollout.revocation is not None:
+        raise already_revoked(rollout)
+    if rollout.approval is None:
+        raise AicrError("NOT_APPROVED", f"rollout {rollout.name} is not approved; there is nothing to revoke")
+
+
+def already_revoked(rollout: api.Rollout) -> AicrError:
+    assert rollout.revocation is not None
+    return AicrError("ALREADY_REVOKED", f"rollout {rollout.name} was already revoked by "
+                     f"{rollout.revocation.user} at {clock.format_time(rollout.revocation.time)}")
+
+
+def lost_race(current: api.Rollout) -> AicrError:
+    if current.revocation is not None:
+        return already_revoked(current)
+    return AicrError("CONFLICT", f"rollout {current.name} changed while revoking (now {current.phase}); "
+                     "nothing was written, run the command again")

@@ -1,0 +1,171 @@
+"""`kubectl-aicr`: find the command, parse the flags, run it, render its result.
+
+Built on cliff's App, Command and CommandManager, with our own dispatch: cliff
+would match command prefixes (`appr` runs `approve`), open an interactive
+shell when run without arguments, print suggestions to stdout and add flags
+(`-v`, `--debug`) that clash with kubectl's. A kubectl plugin must do none of
+that, so `run` is ours; discovery goes through stevedore without importing
+what is not used.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from cliff.app import App
+from cliff.commandmanager import CommandManager
+
+from aicr_core import plugins
+from aicr_core.errors import EXIT_OK, EXIT_USAGE, AicrError, HelpRequested, UsageError
+from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
+from aicr_core.renderer import Renderer
+from aicr_core.result import Result
+from aicr_core.terminal import safe
+
+PROG = "kubectl aicr"
+USAGE = f"""Usage:
+  {PROG} COMMAND ROLLOUT [flags]
+  {PROG} reproduce [PLAN] [flags]
+  {PROG} help [COMMAND]
+
+Run '{PROG} help' for the commands and flags."""
+
+
+class EntryPointCommands(CommandManager):
+    """cliff's CommandManager, but listing entry points without importing them and matching names exactly."""
+
+    def load_commands(self, namespace: str) -> None:
+        self.group_list.append(namespace)
+        self.group = plugins.PluginGroup(namespace)
+
+    def add_command(self, name: str, command_class: type) -> None:
+        """cliff's App adds its own `help` and `complete`; ours come from entry points."""
+
+    def names(self) -> list[str]:
+        return self.group.names()
+
+    def find_command(self, argv: list[str]) -> tuple[type, str, list[str]]:  # type: ignore[override]
+        name = argv[0]
+        if name not in self.group:
+            raise UsageError(f'unknown command "{name}" for "{PROG}"')
+        return self.group.load(name), name, argv[1:]
+
+
+class AicrApp(App):
+    def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        super().__init__(description="Inspect, approve, revoke and acknowledge AICR rollouts",
+                         version=None, command_manager=EntryPointCommands(plugins.COMMANDS),
+                         stdout=stdout, stderr=stderr)
+        self.renderers = plugins.PluginGroup(plugins.RENDERERS)
+
+    # cliff hooks we replace --------------------------------------------------
+    def build_option_parser(self, description: str | None, version: str | None,
+                            argparse_kwargs: dict[str, Any] | None = None) -> argparse.ArgumentParser:
+        """The flags every command accepts; used to find the command name in argv."""
+        parser = FlagParser(prog=PROG, description=description)
+        add_common_flags(parser)
+        return parser
+
+    def configure_logging(self) -> None:
+        """No log handlers: errors and warnings are printed by `run` in the contract's format."""
+
+    # dispatch ------------------------------------------------------------------
+    def run(self, argv: list[str]) -> int:
+        try:
+            return self._run(list(argv))
+        except AicrError as err:
+            self.print_error(err)
+            return err.exit_code
+        except KeyboardInterrupt:
+            self.stderr.write("error: [INTERRUPTED] interrupted\n")
+            return 130
+        except BrokenPipeError:
+            return 141
+        except Exception as err:  # noqa: BLE001 - the last line of defence: a bug, not a traceback
+            if debug_enabled():
+                traceback.print_exc(file=self.stderr)
+            self.print_error(AicrError("INTERNAL", f"{type(err).__name__}: {err} "
+                                       "(a bug; run with AICR_DEBUG=1 for the traceback)"))
+            return 1
+
+    def _run(self, argv: list[str]) -> int:
+        try:
+            name, rest = self.split_command(argv)
+        except HelpRequested:
+            name, rest = "help", []
+        if name is None:
+            self.stderr.write(USAGE + "\n")
+            raise UsageError("no command given")
+        try:
+            return self.run_command(name, rest)
+        except HelpRequested as wanted:
+            return self.run_command("help", [wanted.command] if wanted.command else [])
+
+    def run_command(self, name: str, argv: list[str]) -> int:
+        command_class, name, rest = self.command_manager.find_command([name, *argv])
+        command = command_class(self, None, cmd_name=name)
+        args = command.get_parser(f"{PROG} {name}").parse_args(rest)
+        renderer = self.load_renderer(args.output)  # before the command: never write, then fail to print
+        result = command.run(args)
+        renderer.render(result, self.stdout)
+        self.stdout.flush()
+        return EXIT_OK
+
+    def split_command(self, argv: Sequence[str]) -> tuple[str | None, list[str]]:
+        """Find the command name among the words; flags may stand before or after it.
+
+        The name is the first word that is neither a flag nor the value of a known
+        flag. A word right after an unknown flag (one a plugin adds to a command)
+        may be that flag's value, so a later word can still be the name.
+        """
+        takes_value = self.parser.value_flags()
+        i, after_unknown_flag = 0, False
+        while i < len(argv):
+            word = argv[i]
+            if word in ("-h", "--help"):
+                if not any(w in self.command_manager.group for w in argv[i + 1:]):
+                    raise HelpRequested(None)
+            if word.startswith("-") and word != "-":
+                i += 2 if word in takes_value else 1
+                after_unknown_flag = word not in takes_value and "=" not in word
+                continue
+            if word in self.command_manager.group:
+                return word, [*argv[:i], *argv[i + 1:]]
+            if not after_unknown_flag:
+                raise UsageError(f'unknown command "{word}" for "{PROG}"')
+            after_unknown_flag = False
+            i += 1
+        return None, list(argv)
+
+    def load_renderer(self, name: str) -> Renderer:
+        if name not in self.renderers:
+            raise UsageError(f'unknown output format "{name}": installed are '
+                             + ", ".join(self.renderers.names()))
+        renderer_class = self.renderers.load(name)
+        return renderer_class()
+
+    # output --------------------------------------------------------------------
+    def print_error(self, err: AicrError) -> None:
+        lines = [f"error: [{err.code}] {safe(err.message, allow_newlines=False)}"]
+        lines += [f"  {safe(line, allow_newlines=False)}" for line in err.details]
+        self.stderr.write("\n".join(lines) + "\n")
+        self.stderr.flush()
+
+    def warn(self, message: str) -> None:
+        """A one-line diagnostic on stderr (a broken plugin, say); never on stdout."""
+        self.stderr.write(f"warning: {safe(message, allow_newlines=False)}\n")
+        self.stderr.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return AicrApp().run(list(sys.argv[1:] if argv is None else argv))
+
+
+def console_script() -> None:
+    sys.exit(main())
+
+
+__all__ = ["AicrApp", "EXIT_USAGE", "Result", "main"]

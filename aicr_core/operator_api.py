@@ -1,0 +1,418 @@
+"""The AICR operator API (operator.aicr.run/v1alpha1), as ../shared/spec/operator-api.md fixes it.
+
+This is the only module that spells a field name, a label, an annotation or an
+API path of the operator. It turns raw objects (JSON dicts) into typed values
+and domain writes into patches; if the operator renames a field, this file
+changes and nothing else does. It does not talk to the API server.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from aicr_core.clock import format_time, parse_time
+from aicr_core.errors import AicrError
+
+GROUP = "operator.aicr.run"
+VERSION = "v1alpha1"
+RUNTIME_NAME = "cluster"
+ROLLOUT_NAME = re.compile(r"^rollout-[0-9a-f]{16}-[1-9][0-9]*$")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+PLAN_CONFIGMAP = re.compile(r"^aicr-plan-([0-9a-f]{16})$")
+
+PHASE_AWAITING_ACKNOWLEDGEMENT = "AwaitingAcknowledgement"
+PHASE_VALIDATING = "Validating"
+PHASE_ENDED = "Ended"
+
+LABEL_ROLE = f"{GROUP}/role"
+ANNOTATION_DIGEST = f"{GROUP}/digest"
+ANNOTATION_SOURCE = f"{GROUP}/source"
+SOURCE_APPLICATIONS = "applications"
+
+
+# -- paths -------------------------------------------------------------------------
+
+def rollout_path(name: str) -> str:
+    return f"/apis/{GROUP}/{VERSION}/runtimerollouts/{name}"
+
+
+def runtime_path() -> str:
+    return f"/apis/{GROUP}/{VERSION}/clusterruntimes/{RUNTIME_NAME}"
+
+
+def configmap_path(namespace: str, name: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/configmaps/{name}"
+
+
+def short_hex(digest: str) -> str:
+    """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51"""
+    return digest.removeprefix("sha256:")[:16]
+
+
+def sha256_digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def plan_configmap_name(digest: str) -> str:
+    return f"aicr-plan-{short_hex(digest)}"
+
+
+def assessment_configmap_name(digest: str) -> str:
+    return f"aicr-assessment-{short_hex(digest)}"
+
+
+# -- reading raw objects defensively --------------------------------------------------
+
+class _Reader:
+    """Typed access to an untrusted object; a wrong type is INVALID_OBJECT, not a traceback."""
+
+    def __init__(self, obj: Any, what: str) -> None:
+        self.obj, self.what = obj if isinstance(obj, Mapping) else {}, what
+
+    def _raw(self, path: str) -> Any:
+        node: Any = self.obj
+        for key in path.split("."):
+            if not isinstance(node, Mapping):
+                return None
+            node = node.get(key)
+        return node
+
+    def _typed(self, path: str, kind: type | tuple[type, ...], default: Any) -> Any:
+        value = self._raw(path)
+        if value is None:
+            return default
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise AicrError("INVALID_OBJECT", f"{self.what}: {path} has an unexpected type")
+        return value
+
+    def str(self, path: str, default: str = "") -> str:
+        return self._typed(path, str, default)
+
+    def opt_str(self, path: str) -> str | None:
+        return self._typed(path, str, None) or None
+
+    def int(self, path: str, default: int = 0) -> int:
+        return self._typed(path, int, default)
+
+    def bool(self, path: str, default: bool = False) -> bool:
+        return self._typed(path, bool, default)
+
+    def list(self, path: str) -> list[Any]:
+        return self._typed(path, list, [])
+
+    def map(self, path: str) -> Mapping[str, Any]:
+        return self._typed(path, Mapping, {})
+
+    def time(self, path: str) -> datetime | None:
+        text = self.opt_str(path)
+        if text is None:
+            return None
+        try:
+            return parse_time(text)
+        except ValueError:
+            raise AicrError("INVALID_OBJECT", f"{self.what}: {path} is not a time: {text!r}") from None
+
+    def sub(self, path_or_item: str | Any, what: str) -> _Reader:
+        node = self._raw(path_or_item) if isinstance(path_or_item, str) else path_or_item
+        return _Reader(node, what)
+
+
+# -- rollouts ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Approval:
+    user: str
+    expires: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class Revocation:
+    user: str
+    time: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    release: str
+    user: str
+    time: datetime
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step of the rollout: what the spec plans, with the state the status reports."""
+
+    release: str
+    operation: str
+    verdict: str
+    changes_crds: bool
+    state: str = "Pending"
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RecordedStep:
+    id: str
+    description: str
+
+
+@dataclass(frozen=True)
+class TransitionRecord:
+    release: str
+    summary: str
+    precondition: str
+    before_apply: tuple[RecordedStep, ...]
+    after_apply: tuple[RecordedStep, ...]
+
+
+@dataclass(frozen=True)
+class Rollout:
+    name: str
+    resource_version: str
+    runtime_name: str
+    runtime_uid: str
+    from_digest: str | None
+    to_digest: str
+    deadline: datetime | None
+    approval_required: bool
+    inventory_releases: int
+    inventory_digest: str
+    assessment_digest: str | None
+    steps: tuple[Step, ...]
+    records: tuple[TransitionRecord, ...]
+    approval: Approval | None
+    revocation: Revocation | None
+    acknowledgements: tuple[Acknowledgement, ...]
+    phase: str
+    outcome: str
+    message: str
+    awaiting_release: str
+    # The acknowledgement entries exactly as stored: a merge patch replaces the
+    # whole list, and the CRD rule requires existing entries to stay unchanged.
+    stored_acknowledgements: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+
+    @property
+    def ended(self) -> bool:
+        return self.phase == PHASE_ENDED
+
+
+def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
+    r = _Reader(obj, f"runtimerollout {_Reader(obj, '').str('metadata.name')}")
+    spec = r.sub("spec", r.what)
+    status = r.sub("status", r.what)
+    states = {}
+    for item in status.list("steps"):
+        s = r.sub(item, f"{r.what}: status.steps[]")
+        states[s.str("release")] = (s.str("state", "Pending"), s.str("message"))
+    steps = []
+    for item in spec.list("steps"):
+        s = r.sub(item, f"{r.what}: spec.steps[]")
+        state, message = states.get(s.str("release"), ("Pending", ""))
+        steps.append(Step(s.str("release"), s.str("operation"), s.str("verdict"),
+                          s.bool("changesCRDs"), state, message))
+    approval = None
+    if spec.map("approval"):
+        a = spec.sub("approval", f"{r.what}: spec.approval")
+        approval = Approval(a.str("user"), _required_time(a, "expires"), a.str("reason"))
+    revocation = None
+    if spec.map("revocation"):
+        v = spec.sub("revocation", f"{r.what}: spec.revocation")
+        revocation = Revocation(v.str("user"), _required_time(v, "time"), v.str("reason"))
+    acks = []
+    for item in spec.list("acknowledgements"):
+        k = r.sub(item, f"{r.what}: spec.acknowledgements[]")
+        acks.append(Acknowledgement(k.str("release"), k.str("user"), _required_time(k, "time")))
+    return Rollout(
+        name=r.str("metadata.name"),
+        resource_version=r.str("metadata.resourceVersion"),
+        runtime_name=spec.str("runtime.name"),
+        runtime_uid=spec.str("runtime.uid"),
+        from_digest=spec.opt_str("from.digest"),
+        to_digest=spec.str("to.digest"),
+        deadline=spec.time("deadline"),
+        approval_required=spec.bool("approvalRequired"),
+        inventory_releases=spec.int("startingInventory.releases"),
+        inventory_digest=spec.str("startingInventory.digest"),
+        assessment_digest=spec.opt_str("assessment.digest"),
+        steps=tuple(steps),
+        records=tuple(_parse_record(r.sub(item, f"{r.what}: spec.records[]")) for item in spec.list("records")),
+        approval=approval,
+        revocation=revocation,
+        acknowledgements=tuple(acks),
+        phase=status.str("phase", "Pending"),
+        outcome=status.str("outcome"),
+        message=status.str("message"),
+        awaiting_release=status.str("awaitingRelease"),
+        stored_acknowledgements=tuple(spec.list("acknowledgements")),
+    )
+
+
+def _required_time(reader: _Reader, path: str) -> datetime:
+    moment = reader.time(path)
+    if moment is None:
+        raise AicrError("INVALID_OBJECT", f"{reader.what}: {path} is missing")
+    return moment
+
+
+def _parse_record(r: _Reader) -> TransitionRecord:
+    def steps(path: str) -> tuple[RecordedStep, ...]:
+        return tuple(RecordedStep(s.str("id"), s.str("description"))
+                     for s in (r.sub(item, f"{r.what}.{path}[]") for item in r.list(path)))
+    return TransitionRecord(r.str("release"), r.str("summary"), r.str("precondition"),
+                            steps("beforeApply"), steps("afterApply"))
+
+
+# -- writes: each carries the resourceVersion read, so a lost race is a 409 -------------
+
+def _conditional(rollout: Rollout, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"resourceVersion": rollout.resource_version}, "spec": spec}
+
+
+def approval_patch(rollout: Rollout, approval: Approval) -> dict[str, Any]:
+    return _conditional(rollout, {"approval": {
+        "user": approval.user, "expires": format_time(approval.expires), "reason": approval.reason}})
+
+
+def revocation_patch(rollout: Rollout, revocation: Revocation) -> dict[str, Any]:
+    return _conditional(rollout, {"revocation": {
+        "user": revocation.user, "time": format_time(revocation.time), "reason": revocation.reason}})
+
+
+def acknowledgement_patch(rollout: Rollout, ack: Acknowledgement) -> dict[str, Any]:
+    entry = {"release": ack.release, "user": ack.user, "time": format_time(ack.time)}
+    return _conditional(rollout, {"acknowledgements": [*rollout.stored_acknowledgements, entry]})
+
+
+# -- the runtime and its plans ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Runtime:
+    uid: str
+    active_plan: str | None
+    candidate_plan: str | None
+
+
+def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
+    r = _Reader(obj, f"clusterruntime {RUNTIME_NAME}")
+    return Runtime(r.str("metadata.uid"), r.opt_str("status.activePlan.digest"),
+                   r.opt_str("status.candidatePlan.digest"))
+
+
+@dataclass(frozen=True)
+class Plan:
+    configmap: str
+    digest: str
+    from_applications: bool
+    recipe: str | None           # the exact text of recipe.json
+    recipe_digest: str | None
+    render_flags: tuple[str, ...] | None   # None: the plan does not record them
+    aicr_image: str
+    bundle: str
+
+
+def parse_plan(obj: Mapping[str, Any]) -> Plan:
+    r = _Reader(obj, f"plan ConfigMap {_Reader(obj, '').str('metadata.name')}")
+    # Annotation and data keys contain dots, so they are read from the maps, not by path.
+    annotations, data = r.map("metadata.annotations"), r.map("data")
+    flags_text = data.get("renderFlags") if isinstance(data.get("renderFlags"), str) else None
+    flags: tuple[str, ...] | None = None
+    if flags_text is not None:
+        try:
+            parsed = json.loads(flags_text)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, list) or not all(isinstance(f, str) for f in parsed):
+            raise AicrError("INVALID_OBJECT", f"{r.what}: renderFlags is not a JSON array of strings")
+        flags = tuple(parsed)
+    return Plan(
+        configmap=r.str("metadata.name"),
+        digest=_str_or(annotations.get(ANNOTATION_DIGEST)),
+        from_applications=annotations.get(ANNOTATION_SOURCE) == SOURCE_APPLICATIONS,
+        recipe=data.get("recipe.json") if isinstance(data.get("recipe.json"), str) else None,
+        recipe_digest=_str_or(data.get("recipeDigest")) or None,
+        render_flags=flags,
+        aicr_image=_str_or(data.get("aicrImage")),
+        bundle=_str_or(data.get("bundle")),
+    )
+
+
+# -- assessment reports ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ComponentAssessment:
+    component: str
+    change: str
+    from_version: str
+    to_version: str
+    verdict: str
+    notes: str
+    explanation: str
+    precondition: str
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AssessmentReport:
+    components: tuple[ComponentAssessment, ...]
+    summary: str
+
+
+def report_text(configmap: Mapping[str, Any]) -> str | None:
+    """The exact text of report.json in an assessment ConfigMap (what the digest covers)."""
+    value = _Reader(configmap, "assessment ConfigMap").map("data").get("report.json")
+    return value if isinstance(value, str) else None
+
+
+def parse_report(text: str) -> AssessmentReport:
+    """Parse AICR's upgrade-check JSON; INVALID_OBJECT when it is not valid JSON of that shape."""
+    try:
+        doc = json.loads(text)
+    except ValueError as err:
+        raise AicrError("INVALID_OBJECT", f"the assessment report is not valid JSON: {err}") from None
+    r = _Reader(doc, "assessment report")
+    components = []
+    for item in r.list("components"):
+        c = r.sub(item, "assessment report: components[]")
+        notes = c._raw("notes")
+        components.append(ComponentAssessment(
+            c.str("component"), c.str("change"), _text(c._raw("from")), _text(c._raw("to")), c.str("verdict"),
+            "; ".join(str(n) for n in notes) if isinstance(notes, list) else _text(notes),
+            _text(c._raw("explanation")), _text(c._raw("precondition")),
+            tuple(_text(s.get("description", s.get("id", "")) if isinstance(s, Mapping) else s)
+                  for s in c.list("steps"))))
+    summary = r._raw("summary")
+    return AssessmentReport(tuple(components), summary if isinstance(summary, str) else
+                            (json.dumps(summary, sort_keys=True) if summary is not None else ""))
+
+
+def _str_or(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def is_digest(text: str) -> bool:
+    return bool(DIGEST.match(text))
+
+
+def plan_names(plan_ref: str) -> tuple[str, str | None]:
+    """A PLAN argument -> (ConfigMap name, the full digest it must record, if known)."""
+    if is_digest(plan_ref):
+        return plan_configmap_name(plan_ref), plan_ref
+    if PLAN_CONFIGMAP.match(plan_ref):
+        return plan_ref, None
+    raise AicrError("USAGE", f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
+
+
+__all__: Sequence[str] = [name for name in dir() if not name.startswith("_")]

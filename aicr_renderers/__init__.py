@@ -1,0 +1,1 @@
+"""Built-in output formats, registered under `aicr.renderers` like anyone's."""

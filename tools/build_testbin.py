@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Build kube-apiserver and etcd from the Go module proxy, once per machine.
+
+Prints the folder that holds both binaries (envtest's KUBEBUILDER_ASSETS
+convention). The folder is keyed by the Kubernetes, etcd and Go versions, so a
+later run with the same toolchain reuses it; the build runs under a file lock,
+so two concurrent callers build it once.
+
+Why a wrapper module: `go install k8s.io/kubernetes/cmd/kube-apiserver@vX`
+fails because k8s.io/kubernetes requires its staging modules at the fake
+version v0.0.0. The wrapper requires k8s.io/kubernetes and replaces every
+staging module with its published tag; the list comes from upstream's own
+go.mod, never from a hard-coded list, because it changes between minors.
+
+Standard library only: this runs before any virtual environment exists.
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+KUBE_VERSION = os.environ.get("AICR_KUBE_VERSION", "v1.37.2")
+ETCD_VERSION = os.environ.get("AICR_ETCD_VERSION", "v3.6.16")
+MIN_FREE_BYTES = 6 * 1024**3  # modules + build cache measured at ~4 GB; keep headroom
+CACHE_ROOT = Path(os.environ.get("AICR_TESTBIN_CACHE", Path.home() / ".cache" / "aicr-testbin"))
+
+
+class BuildError(Exception):
+    """A failure the user can act on; printed without a traceback."""
+
+
+def log(msg: str) -> None:
+    print(f"build-testbin: {msg}", file=sys.stderr, flush=True)
+
+
+def go_env() -> dict[str, str]:
+    env = dict(os.environ, GOTOOLCHAIN="local", CGO_ENABLED="0", GOFLAGS="-mod=mod")
+    return env
+
+
+def run(args: list[str], cwd: Path | None = None) -> str:
+    proc = subprocess.run(args, cwd=cwd, env=go_env(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-25:])
+        if re.search(r"404 Not Found|unknown revision|invalid version", tail):
+            raise BuildError(f"a module is not served by the Go module proxy:\n{tail}")
+        raise BuildError(f"`{' '.join(args)}` failed:\n{tail}")
+    return proc.stdout
+
+
+def go_version() -> str:
+    if shutil.which("go") is None:
+        raise BuildError("Go is not installed (need go >= the version upstream's go.mod names); install Go and retry")
+    return run(["go", "env", "GOVERSION"]).strip()  # e.g. go1.26.8
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def download_gomod(module: str, version: str) -> str:
+    info = json.loads(run(["go", "mod", "download", "-json", f"{module}@{version}"]))
+    if "Error" in info:
+        raise BuildError(f"{module}@{version} is not served: {info['Error']}")
+    return Path(info["GoMod"]).read_text()
+
+
+def directive_lines(gomod: str) -> list[str]:
+    """Upstream's `go` and `godebug` lines, so the binary gets upstream's GODEBUG defaults."""
+    return [line for line in gomod.splitlines() if re.match(r"^(go|godebug) ", line)]
+
+
+def staging_modules(gomod: str) -> list[str]:
+    """Every k8s.io module required at v0.0.0 or replaced to ./staging/."""
+    # Exactly v0.0.0: pseudo-versions such as v0.0.0-2025... are real published versions.
+    names = set(re.findall(r"^\s*(k8s\.io/[\w./-]+) v0\.0\.0(?=\s|$)", gomod, re.M))
+    names |= set(re.findall(r"^\s*(\S+)\s+=>\s+\./staging/", gomod, re.M))
+    return sorted(names)
+
+
+def check_go(required_by: str, have: str) -> None:
+    need = re.search(r"^go (\S+)", required_by, re.M)
+    if need and version_tuple(have) < version_tuple(need.group(1)):
+        raise BuildError(f"{have} is too old: Kubernetes {KUBE_VERSION} needs go {need.group(1)}")
+
+
+def check_disk(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(path).free
+    gocache = Path(run(["go", "env", "GOCACHE"]).strip())
+    free = min(free, shutil.disk_usage(gocache.parent if not gocache.exists() else gocache).free)
+    if free < MIN_FREE_BYTES:
+        raise BuildError(f"only {free / 1024**3:.1f} GiB free; the build needs about {MIN_FREE_BYTES / 1024**3:.0f} GiB")
+
+
+def write_wrapper(workdir: Path, module: str, directives: list[str], requires: str,
+                  replaces: list[str], package: str) -> None:
+    workdir.mkdir(parents=True)
+    lines = [f"module {module}", "", *directives, "", f"require {requires}", ""]
+    if replaces:
+        lines += ["replace (", *[f"\t{r}" for r in replaces], ")"]
+    (workdir / "go.mod").write_text("\n".join(lines) + "\n")
+    (workdir / "tools.go").write_text(
+        f'//go:build tools\n\npackage tools\n\nimport _ "{package}"\n')
+
+
+def build_kube_apiserver(workdir: Path, out: Path) -> None:
+    gomod = download_gomod("k8s.io/kubernetes", KUBE_VERSION)
+    check_go(gomod, go_version())
+    staging_tag = "v0." + KUBE_VERSION.split(".", 1)[1]  # v1.37.2 -> v0.37.2
+    replaces = [f"{m} => {m} {staging_tag}" for m in staging_modules(gomod)]
+    log(f"kube-apiserver {KUBE_VERSION}: {len(replaces)} staging modules replaced to {staging_tag}")
+    pkg = "k8s.io/kubernetes/cmd/kube-apiserver"
+    write_wrapper(workdir, "aicr.local/testbin/kube", directive_lines(gomod),
+                  f"k8s.io/kubernetes {KUBE_VERSION}", replaces, pkg)
+    run(["go", "mod", "tidy"], cwd=workdir)
+    major, minor = KUBE_VERSION.lstrip("v").split(".")[:2]
+    ldflags = (f"-s -w -X k8s.io/component-base/version.gitVersion={KUBE_VERSION}"
+               f" -X k8s.io/component-base/version.gitMajor={major}"
+               f" -X k8s.io/component-base/version.gitMinor={minor}"
+               f" -X k8s.io/component-base/version.gitTreeState=clean")
+    run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out / "kube-apiserver"), pkg], cwd=workdir)
+
+
+def build_etcd(workdir: Path, out: Path) -> None:
+    gomod = download_gomod("go.etcd.io/etcd/server/v3", ETCD_VERSION)
+    check_go(gomod, go_version())
+    pkg = "go.etcd.io/etcd/server/v3"
+    write_wrapper(workdir, "aicr.local/testbin/etcd", directive_lines(gomod),
+                  f"{pkg} {ETCD_VERSION}", [], pkg)
+    run(["go", "mod", "tidy"], cwd=workdir)
+    ldflags = "-s -w"
+    run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out / "etcd"), pkg], cwd=workdir)
+
+
+def dir_bytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def complete(folder: Path) -> bool:
+    return all(os.access(folder / b, os.X_OK) for b in ("kube-apiserver", "etcd"))
+
+
+def build(folder: Path) -> dict[str, float]:
+    modcache = Path(run(["go", "env", "GOMODCACHE"]).strip())
+    gocache = Path(run(["go", "env", "GOCACHE"]).strip())
+    mod_before, cache_before = dir_bytes(modcache / "cache" / "download"), dir_bytes(gocache)
+    start = time.monotonic()
+    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
+    try:
+        out = staging / "bin"
+        out.mkdir()
+        log(f"building etcd {ETCD_VERSION}")
+        build_etcd(staging / "etcd-wrapper", out)
+        log(f"building kube-apiserver {KUBE_VERSION} (10-25 minutes cold on 2 cores)")
+        build_kube_apiserver(staging / "kube-wrapper", out)
+        out.rename(folder)  # atomic: the folder exists only when both binaries do
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    figures = {
+        "wall_seconds": round(time.monotonic() - start, 1),
+        "download_mib": round((dir_bytes(modcache / "cache" / "download") - mod_before) / 1024**2, 1),
+        "build_cache_mib": round((dir_bytes(gocache) - cache_before) / 1024**2, 1),
+        "binaries_mib": round(dir_bytes(folder) / 1024**2, 1),
+        # ru_maxrss of children: the largest single process (compile or link), in KiB on Linux.
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+    }
+    (folder / "build-figures.json").write_text(json.dumps(figures, indent=2) + "\n")
+    log("cold build figures: " + json.dumps(figures))
+    return figures
+
+
+def assets_folder() -> Path:
+    override = os.environ.get("KUBEBUILDER_ASSETS")
+    if override:
+        return Path(override)
+    return CACHE_ROOT / f"k8s-{KUBE_VERSION}_etcd-{ETCD_VERSION}_{go_version()}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--print-only", action="store_true",
+                        help="print the folder without building; exit 1 if it is incomplete")
+    args = parser.parse_args()
+    try:
+        folder = assets_folder()
+        if complete(folder) or args.print_only:
+            print(folder)
+            return 0 if complete(folder) else 1
+        if os.environ.get("KUBEBUILDER_ASSETS"):
+            raise BuildError(f"KUBEBUILDER_ASSETS={folder} does not hold kube-apiserver and etcd")
+        check_disk(folder.parent)
+        with open(folder.parent / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another caller may be building it right now
+            if not complete(folder):
+                build(folder)
+        print(folder)
+        return 0
+    except BuildError as err:
+        log(f"error: {err}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
