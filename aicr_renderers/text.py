@@ -39,7 +39,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "
 
 def fields(pairs: Sequence[tuple[str, str]]) -> list[str]:
     """`Label:  value` lines with the values aligned."""
-    width = max(len(label) for label, _ in pairs) + 2
+    width = max(len(label) for label, _ in pairs) + 3  # "Runtime UID:" then two spaces, as upstream
     return [f"{label + ':':<{width}}{text}".rstrip() for label, text in pairs]
 
 
