@@ -11,6 +11,7 @@ over ConfigMap values), and deserialising models would only cost time.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import ssl
@@ -114,6 +115,7 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
                         "pass --kubeconfig or set KUBECONFIG")
     configuration = Configuration()
     configuration.retries = False  # never retry behind the deadline's back
+    client_errors = _ClientErrors.install()
     try:
         # persist_config=False: never write refreshed credentials back into the user's files.
         api = new_client_from_config(config_file=config_file, context=context, persist_config=False,
@@ -126,7 +128,27 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
         raise AicrError("KUBECONFIG", f"cannot load the kubeconfig: {type(err).__name__}: "
                         f"{_first_line(str(err))}") from None
     api.configuration.retries = False
+    if client_errors.messages:
+        # The client logs a failing exec credential plugin and goes on as system:anonymous.
+        raise AicrError("KUBECONFIG", f"credentials plugin failed: {client_errors.messages[0]}")
     return Cluster(api, deadline)
+
+
+class _ClientErrors(logging.Handler):
+    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(_first_line(record.getMessage()))
+
+    @classmethod
+    def install(cls) -> _ClientErrors:
+        handler = cls()
+        logging.getLogger().addHandler(handler)  # the client logs to the root logger
+        return handler
 
 
 def _first_line(text: str) -> str:

@@ -282,7 +282,7 @@ class ControlPlane:
                                    [x for x in contexts if x["name"] == user], user)
         helper = self.workdir / "exec-credential.py"
         (self.workdir / "pki" / "exec-token").write_text(self.exec_token)
-        helper.write_text(EXEC_PLUGIN.format(token_file=self.workdir / "pki" / "exec-token"))
+        helper.write_text(EXEC_PLUGIN.format(token_file=str(self.workdir / "pki" / "exec-token")))
         exec_user = {"name": EXEC_USER, "user": {"exec": {
             "apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
             "args": [str(helper)], "interactiveMode": "Never"}}}
@@ -444,9 +444,14 @@ class Seeder:
 
     def configmap(self, name: str, data: dict[str, str], labels: dict[str, str],
                   annotations: dict[str, str] | None = None, namespace: str = NAMESPACE) -> None:
-        self.core.create_namespaced_config_map(namespace, {
-            "apiVersion": "v1", "kind": "ConfigMap", "immutable": True,
-            "metadata": {"name": name, "labels": labels, "annotations": annotations or {}}, "data": data})
+        from kubernetes.client.exceptions import ApiException
+        try:
+            self.core.create_namespaced_config_map(namespace, {
+                "apiVersion": "v1", "kind": "ConfigMap", "immutable": True,
+                "metadata": {"name": name, "labels": labels, "annotations": annotations or {}}, "data": data})
+        except ApiException as err:
+            if err.status != 409:  # content-addressed: the same name holds the same content
+                raise
 
     def plan(self, *, recipe: str | None = None, source: str = "recipe",
              render_flags: list[str] | None | str = "default", recipe_digest: str | None = None,

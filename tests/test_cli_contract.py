@@ -1,0 +1,171 @@
+"""The command-line contract, through a real `kubectl aicr` (no cluster needed for these)."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from testfixtures import compare
+
+from aicr_core.deadline import DEFAULT_SECONDS, Deadline
+from conftest import Aicr, error_line
+
+R = "rollout-3f9a1c0d2b7e4a51-1"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["frobnicate", R], 'unknown command "frobnicate"'),
+    (["appr", R, "--reason", "x"], 'unknown command "appr"'),
+    (["approve", R, "--reas", "x"], "unrecognized arguments: --reas"),
+    (["describe"], "the following arguments are required: ROLLOUT"),
+    (["approve"], "the following arguments are required: ROLLOUT"),
+    (["approve", R], "approve needs --reason"),
+    (["revoke", R], "revoke needs --reason"),
+    (["approve", R, "--reason", ""], "--reason must not be empty"),
+    (["approve", R, "--reason", "x" * 1025], "--reason is 1025 characters"),
+    (["approve", R, "--reason", "x", "--expires", "-1h"], "must not be negative"),
+    (["approve", R, "--reason", "x", "--expires", "soon"], "invalid duration 'soon'"),
+    (["describe", R, "extra"], "unrecognized arguments: extra"),
+    (["reproduce", "a", "b"], "unrecognized arguments: b"),
+    (["reproduce", "sha256:nothex"], "neither sha256:<64 hex> nor aicr-plan-<16 hex>"),
+    (["describe", "Not/A/Name"], "is not a valid rollout name"),
+    (["describe", R, "-o", "xml"], 'unknown output format "xml"'),
+    (["describe", R, "--reason"], "expected one argument"),
+])
+def test_usage_errors_exit_2(aicr: Aicr, args: list[str], message: str) -> None:
+    proc = aicr(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert error_line(proc).startswith("error: [USAGE] "), proc.stderr
+    assert message in error_line(proc)
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_no_arguments_prints_usage_and_exits_2(aicr: Aicr) -> None:
+    proc = aicr()
+    compare(proc.returncode, expected=2)
+    assert "Usage:\n  kubectl aicr COMMAND ROLLOUT [flags]" in proc.stderr
+    compare(error_line(proc), expected="error: [USAGE] no command given")
+
+
+@pytest.mark.parametrize("args", [["help"], ["--help"], ["-h"], ["help", "approve"], ["approve", "--help"],
+                                  ["--help", "approve"], ["help", "--kubeconfig", "/nowhere"]])
+def test_help_exits_0(aicr: Aicr, args: list[str]) -> None:
+    proc = aicr(*args)
+    compare((proc.returncode, proc.stderr), expected=(0, ""))
+    if "approve" in args:
+        assert "usage: kubectl aicr approve" in proc.stdout and "--expires DURATION" in proc.stdout
+    else:
+        for name in ("describe", "acknowledge", "approve", "revoke", "reproduce", "help", "plugins"):
+            assert f"\n  {name} " in proc.stdout
+
+
+def test_help_for_an_unknown_command_is_a_usage_error(aicr: Aicr) -> None:
+    proc = aicr("help", "appr")
+    compare((proc.returncode, error_line(proc)), expected=(2, 'error: [USAGE] unknown command "appr" for "kubectl aicr"'))
+
+
+def test_help_json(aicr: Aicr) -> None:
+    proc = aicr("help", "-o", "json")
+    doc = json.loads(proc.stdout)
+    compare(doc["kind"], expected="Help")
+    assert {"name": "approve", "summary": "Approve a rollout as yourself, until --expires or its deadline."} in doc["commands"]
+
+
+def test_missing_kubeconfig(aicr: Aicr, home: Path) -> None:
+    proc = aicr("describe", R)  # HOME is empty, KUBECONFIG unset
+    compare(proc.returncode, expected=1)
+    assert error_line(proc).startswith("error: [KUBECONFIG] no kubeconfig found"), proc.stderr
+    proc = aicr("describe", R, "--kubeconfig", str(home / "missing"))
+    assert error_line(proc).startswith("error: [KUBECONFIG] kubeconfig "), proc.stderr
+
+
+def write_kubeconfig(path: Path, server: str) -> Path:
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": {"token": "s3cr3t-token-value"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    return path
+
+
+def test_unknown_context(aicr: Aicr, tmp_path: Path) -> None:
+    kc = write_kubeconfig(tmp_path / "kc", "https://127.0.0.1:1")
+    proc = aicr("describe", R, "--context", "nope", kubeconfig=kc)
+    compare(proc.returncode, expected=1)
+    assert error_line(proc).startswith("error: [KUBECONFIG] "), proc.stderr
+    assert "nope" in error_line(proc)
+
+
+def test_broken_kubeconfig(aicr: Aicr, tmp_path: Path) -> None:
+    (tmp_path / "kc").write_text("clusters: [ this is not yaml")
+    proc = aicr("describe", R, kubeconfig=tmp_path / "kc")
+    compare(proc.returncode, expected=1)
+    assert error_line(proc).startswith("error: [KUBECONFIG] "), proc.stderr
+
+
+def test_unreachable_server(aicr: Aicr, tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = aicr("describe", R, kubeconfig=write_kubeconfig(tmp_path / "kc", f"https://127.0.0.1:{port}"))
+    compare(proc.returncode, expected=1)
+    assert error_line(proc).startswith("error: [UNAVAILABLE] cannot connect"), proc.stderr
+    assert "s3cr3t" not in proc.stderr + proc.stdout
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """Accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_a_server_that_never_answers_times_out(aicr: Aicr, tmp_path: Path, silent_server: int) -> None:
+    kc = write_kubeconfig(tmp_path / "kc", f"https://127.0.0.1:{silent_server}")
+    started = time.monotonic()
+    proc = aicr("describe", R, kubeconfig=kc, AICR_DEADLINE_SECONDS="2")
+    elapsed = time.monotonic() - started
+    compare(proc.returncode, expected=1)
+    compare(error_line(proc), expected="error: [TIMEOUT] the API calls of this command did not finish within 2s")
+    assert 1.5 < elapsed < 10, elapsed
+
+
+def test_the_default_deadline_is_30_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AICR_DEADLINE_SECONDS", raising=False)
+    compare((DEFAULT_SECONDS, Deadline().seconds), expected=(30.0, 30.0))
+    assert 29.0 < Deadline().remaining() <= 30.0
+
+
+def test_help_never_imports_kubernetes() -> None:
+    code = ("import sys, io; from aicr_core.app import AicrApp; out = io.StringIO(); "
+            "rc = AicrApp(stdout=out, stderr=out).run(['help']); "
+            "assert rc == 0, out.getvalue(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'yaml')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    compare((proc.returncode, proc.stdout.strip()), expected=(0, "[]"))
