@@ -1,0 +1,107 @@
+"""Renderers: control characters never reach the terminal; text layouts match the golden files."""
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from testfixtures import compare
+
+from aicr_commands import describe, reproduce
+from aicr_core import operator_api as api
+from aicr_core.result import Result
+from aicr_core.terminal import safe
+from aicr_renderers.json import JsonRenderer
+from aicr_renderers.text import TextRenderer
+from aicr_renderers.yaml import YamlRenderer
+from samples import REPORT, REPORT_DIGEST, rollout
+
+GOLDEN = Path(__file__).parent / "golden"
+HOSTILE = "ok\x1b[2J\x1b]0;title\x07\r\x9b31m\u202eevil"
+
+
+def render(renderer: object, result: Result) -> str:
+    out = io.StringIO()
+    renderer.render(result, out)  # type: ignore[attr-defined]
+    return out.getvalue()
+
+
+def test_safe_escapes_controls() -> None:
+    compare(safe(HOSTILE, allow_newlines=False), expected="ok\\x1b[2J\\x1b]0;title\\x07\\x0d\\x9b31m\\u202eevil")
+
+
+@pytest.mark.parametrize("renderer", [TextRenderer(), JsonRenderer(), YamlRenderer()])
+def test_no_renderer_passes_control_characters(renderer: object) -> None:
+    text = render(renderer, Result("Whatever", {"message": HOSTILE, "nested": [{"x": HOSTILE}]}))
+    assert not any(ord(c) < 32 and c != "\n" or 0x7f <= ord(c) <= 0x9f or c == "\u202e" for c in text), repr(text)
+
+
+def test_json_and_yaml_carry_the_same_data() -> None:
+    result = Result("Approval", {"rollout": "r", "user": "alice", "expires": "2026-11-30T02:00:00Z"})
+    compare(json.loads(render(JsonRenderer(), result)), expected=yaml.safe_load(render(YamlRenderer(), result)))
+
+
+def describe_result(**spec: object) -> Result:
+    r = api.parse_rollout(rollout(**spec))
+    return Result("RolloutDescription", describe.describe(r, describe.verify_report(REPORT_DIGEST, REPORT)))
+
+
+STATES = {
+    "pending": {},
+    "approved": {"approval": {"user": "alice", "expires": "2026-11-30T02:00:00Z", "reason": "Maintenance window"}},
+    "revoked": {"approval": {"user": "alice", "expires": "2026-11-30T02:00:00Z", "reason": "Maintenance window"},
+                "revocation": {"user": "bob", "time": "2026-11-29T23:00:00Z", "reason": "not checkpointed"},
+                "status": {"phase": "Ended", "outcome": "Revoked"}},
+    "not-required": {"approvalRequired": False, "status": {"phase": "Progressing"},
+                     "acknowledgements": [{"release": "nvsentinel", "user": "alice", "time": "2026-11-29T22:00:00Z"}]},
+}
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("AICR_UPDATE_GOLDEN") == "1":
+        path.write_text(text)
+    compare(text, expected=path.read_text())
+
+
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_describe_golden(state: str) -> None:
+    check_golden(f"describe-{state}.txt", render(TextRenderer(), describe_result(**STATES[state])))
+
+
+def test_describe_unverified_report() -> None:
+    r = api.parse_rollout(rollout())
+    text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
+        r, describe.verify_report(REPORT_DIGEST, REPORT + " "))))
+    assert f"Assessment: unverified (the rollout records {REPORT_DIGEST}, the report's content is sha256:" in text
+    assert "gpu-operator  version" not in text
+    invalid = describe.verify_report(api.sha256_digest("{nope"), "{nope")
+    compare(invalid["status"], expected="invalid")
+
+
+def test_reproduce_golden() -> None:
+    p = api.parse_plan({"metadata": {"name": "aicr-plan-3f9a1c0d2b7e4a51", "annotations": {
+        "operator.aicr.run/digest": "sha256:3f9a1c0d2b7e4a51" + "0" * 48}}, "data": {
+        "recipe.json": "{}", "recipeDigest": api.sha256_digest("{}"),
+        "renderFlags": '["--deployer", "argocd", "--system-node-selector", "nodeGroup=system"]',
+        "aicrImage": "ghcr.io/nvidia/aicr@sha256:" + "1" * 64,
+        "bundle": "oci://registry.example.com/aicr/cluster/bundles@sha256:" + "2" * 64}})
+    result = Result("Reproduction", {"plan": p.digest, "aicrImage": p.aicr_image, "bundle": p.bundle,
+                                     "recipe": "/work/aicr-reproduce/recipe.json",
+                                     "commands": reproduce.commands(p, Path("/work/aicr-reproduce"))})
+    check_golden("reproduce.txt", render(TextRenderer(), result))
+
+
+def test_a_64_step_rollout_with_a_1_mib_report() -> None:
+    steps = [{"release": f"release-{i:02d}", "operation": "Upgrade", "verdict": "safe", "changesCRDs": False}
+             for i in range(64)]
+    components = [{"component": f"c{i}", "change": "version", "from": "v1", "to": "v2", "verdict": "safe",
+                   "notes": ["n" * 100]} for i in range(64)]
+    report = json.dumps({"components": components, "summary": "s", "padding": "x" * (1024 * 1024)})
+    r = api.parse_rollout(rollout(steps=steps))
+    text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
+        r, describe.verify_report(api.sha256_digest(report), report))))
+    compare((text.count("release-"), text.count("  safe  ")), expected=(64, 128))
