@@ -1,0 +1,1 @@
+"""An organisation's own additions to kubectl aicr, installed with pip."""
