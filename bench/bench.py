@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Print timings of kubectl-aicr against kubectl, as medians and ratios.
+
+1. Start-up: `kubectl-aicr help` and `kubectl-aicr --help` beside `python -c pass`
+   and `kubectl version --client` (target: help within 3x of kubectl).
+2. On the local control plane (tools/testbed.py): `kubectl aicr describe` and
+   `kubectl aicr approve` (each approve on a fresh rollout) beside
+   `kubectl get runtimerollout NAME -o yaml` (target: describe within 2x), with
+   the number of API requests each command makes.
+
+Run from the repository with the virtualenv's bin/ first on PATH:
+    PATH=$PWD/.venv/bin:$PATH python bench/bench.py [--runs N] [--no-cluster]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def timed(args: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def median_of(runs: int, make_args: Callable[[int], list[str]], env: dict[str, str]) -> float:
+    timed(make_args(-1), env)  # one warm-up run: page cache and stevedore's entry-point cache
+    return statistics.median(timed(make_args(i), env) for i in range(runs))
+
+
+def report(title: str, rows: list[tuple[str, float]], baseline: str) -> None:
+    base = dict(rows)[baseline]
+    print(f"\n{title}")
+    print(f"  {'command':<48} {'median':>9} {'vs ' + baseline.split()[0]:>12}")
+    for name, seconds in rows:
+        print(f"  {name:<48} {seconds * 1000:>7.1f}ms {seconds / base:>11.2f}x")
+
+
+def startup(runs: int, env: dict[str, str]) -> None:
+    aicr, kubectl = shutil.which("kubectl-aicr", path=env["PATH"]), shutil.which("kubectl", path=env["PATH"])
+    if not aicr or not kubectl:
+        raise SystemExit("kubectl-aicr and kubectl must be on PATH (the virtualenv's bin/)")
+    rows = [
+        ("kubectl version --client", median_of(runs, lambda _: [kubectl, "version", "--client"], env)),
+        ("python -c pass", median_of(runs, lambda _: [sys.executable, "-c", "pass"], env)),
+        ("kubectl-aicr help", median_of(runs, lambda _: [aicr, "help"], env)),
+        ("kubectl-aicr --help", median_of(runs, lambda _: [aicr, "--help"], env)),
+    ]
+    report(f"Start-up, median of {runs} runs", rows, "kubectl version --client")
+
+
+def cluster(runs: int, env: dict[str, str]) -> None:
+    import testbed
+
+    plane = testbed.ControlPlane().start()
+    try:
+        seed = testbed.Seeder(plane)
+        env = dict(env, KUBECONFIG=str(plane.kubeconfig_for("alice")))
+        name = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
+        fresh = [seed.rollout() for _ in range(runs + 1)]
+        rows = [
+            ("kubectl get runtimerollout NAME -o yaml",
+             median_of(runs, lambda _: ["kubectl", "get", "runtimerollout", name, "-o", "yaml"], env)),
+            ("kubectl aicr describe NAME", median_of(runs, lambda _: ["kubectl", "aicr", "describe", name], env)),
+            ("kubectl aicr approve NAME (fresh rollout)",
+             median_of(runs, lambda i: ["kubectl", "aicr", "approve", fresh[i], "--reason", "bench"], env)),
+        ]
+        report(f"Commands on the local control plane, median of {runs} runs", rows,
+               "kubectl get runtimerollout NAME -o yaml")
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "requests"
+            for label, args in (("describe", ["describe", name]),
+                                ("approve", ["approve", seed.rollout(), "--reason", "bench"])):
+                log.unlink(missing_ok=True)
+                subprocess.run(["kubectl", "aicr", *args], env=dict(env, AICR_REQUEST_LOG=str(log)),
+                               check=True, stdout=subprocess.DEVNULL)
+                lines = log.read_text().splitlines()
+                print(f"  API requests by {label}: {len(lines)} ({', '.join(line.split()[0] for line in lines)})")
+    finally:
+        plane.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--no-cluster", action="store_true", help="only the start-up figures")
+    args = parser.parse_args()
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    startup(args.runs, env)
+    if not args.no_cluster:
+        cluster(args.runs, env)
+
+
+if __name__ == "__main__":
+    main()
