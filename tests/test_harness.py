@@ -2,6 +2,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from testfixtures import compare
@@ -87,3 +93,37 @@ def test_system_masters_bypasses_the_authorizer_check(plane: testbed.ControlPlan
     """Why tests act as ordinary users: admin passes the approver check without being an approver."""
     proc = patch(plane, "admin", seed.rollout(), approval("admin"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_stop_leaves_no_process_behind(plane: testbed.ControlPlane) -> None:
+    own = testbed.ControlPlane().start()
+    pids = [p.pid for p in own.procs]
+    compare([_alive(pid) for pid in pids], expected=[True, True])
+    own.stop()
+    compare([_alive(pid) for pid in pids], expected=[False, False])
+    assert not own.workdir.exists()
+
+
+def test_a_killed_parent_takes_the_control_plane_with_it(plane: testbed.ControlPlane) -> None:
+    script = ("import sys, time; sys.path.insert(0, 'tools'); import testbed; p = testbed.ControlPlane().start(); "
+              "print(p.workdir, ' '.join(str(x.pid) for x in p.procs), flush=True); time.sleep(600)")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              cwd=testbed.ROOT)
+    workdir, *words = parent.stdout.readline().split()  # type: ignore[union-attr]
+    pids = [int(x) for x in words]
+    compare(len(pids), expected=2)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    ends = time.monotonic() + 20
+    while any(_alive(pid) for pid in pids) and time.monotonic() < ends:
+        time.sleep(0.2)
+    compare([_alive(pid) for pid in pids], expected=[False, False])
+    shutil.rmtree(workdir, ignore_errors=True)  # the killed parent could not

@@ -15,7 +15,9 @@ plugin; admin [system:masters] for setup only.
 """
 from __future__ import annotations
 
+import atexit
 import base64
+import ctypes
 import datetime as dt
 import hashlib
 import json
@@ -69,6 +71,15 @@ def find_binaries(build: bool = False) -> tuple[Path, Path]:
         raise TestbedError("kube-apiserver and etcd are not built; run: python3 tools/build_testbin.py"
                            + (f"\n{proc.stderr.strip()}" if build else ""))
     return Path(apiserver or folder / "kube-apiserver"), Path(etcd or folder / "etcd")
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the process that started us dies (Linux prctl).
+
+    Not SIGTERM: kube-apiserver shuts down gracefully and hangs once etcd is gone.
+    """
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -153,6 +164,7 @@ class ControlPlane:
 
     # start/stop --------------------------------------------------------------------
     def start(self, build: bool = False) -> ControlPlane:
+        atexit.register(self.stop)  # also on an unhandled error; the parent-death signal covers a kill
         started = time.monotonic()
         self.apiserver_bin, self.etcd_bin = find_binaries(build)
         self.build_seconds = time.monotonic() - started
@@ -239,9 +251,9 @@ class ControlPlane:
         self._wait_ready()
 
     def _spawn(self, name: str, args: list[str]) -> None:
-        log = open(self.workdir / f"{name}.log", "ab")
-        self.procs.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                           start_new_session=True))
+        with open(self.workdir / f"{name}.log", "ab") as log:
+            self.procs.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                               start_new_session=True, preexec_fn=_die_with_parent))
 
     def _log_tail(self) -> str:
         tails = []
