@@ -72,6 +72,19 @@ def test_site_policy_refuses_before_writing(aicr: Aicr, site_package: None, plan
     compare(proc.returncode, expected=0, suffix=proc.stderr)
 
 
+@pytest.mark.cluster
+@pytest.mark.parametrize("before_name", [True, False])
+def test_a_flag_added_by_a_plugin_works_on_either_side(aicr: Aicr, site_package: None,
+                                                       plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                                       before_name: bool) -> None:
+    name = seed.rollout()
+    words = ["--ticket", "CHG-77", "approve", name] if before_name else ["approve", name, "--ticket", "CHG-77"]
+    proc = aicr(*words, "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
+    compare((proc.returncode, proc.stdout.startswith(f"rollout {name} approved by alice")), expected=(0, True),
+            suffix=proc.stderr)
+    assert "--ticket ID" in aicr("help", "approve").stdout
+
+
 def test_a_broken_command_does_not_stop_the_others(aicr: Aicr, site_package: None, broken_package: None) -> None:
     proc = aicr("help")
     compare(proc.returncode, expected=0)

@@ -1,0 +1,26 @@
+"""A cliff CommandHook that adds `--ticket ID` to `kubectl aicr approve`.
+
+Registered under `aicr.commands.approve`; like every flag it is accepted
+before or after the command name. The change-ticket policy reads it from the
+policy context.
+"""
+from __future__ import annotations
+
+import argparse
+
+from cliff.hooks import CommandHook
+
+
+class TicketFlag(CommandHook):
+    def get_parser(self, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        parser.add_argument("--ticket", metavar="ID", help="the change ticket that authorises this approval")
+        return parser
+
+    def get_epilog(self) -> str:
+        return "A site policy requires a change ticket: in --reason or with --ticket."
+
+    def before(self, parsed_args: argparse.Namespace) -> argparse.Namespace:
+        return parsed_args
+
+    def after(self, parsed_args: argparse.Namespace, return_code: int) -> int:
+        return return_code
