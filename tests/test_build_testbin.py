@@ -1,0 +1,58 @@
+"""The build step's own logic: the replace list comes from upstream's go.mod; failures say what to do."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from testfixtures import ShouldRaise, compare
+
+import build_testbin
+
+GOMOD = """module k8s.io/kubernetes
+
+go 1.26.0
+
+godebug default=go1.26
+
+require (
+\tgithub.com/blang/semver/v4 v4.0.0
+\tk8s.io/api v0.0.0
+\tk8s.io/utils v0.0.0-20250820121507-0af2bda4dd1d
+\tk8s.io/streaming v0.0.0
+)
+
+replace (
+\tk8s.io/api => ./staging/src/k8s.io/api
+\tk8s.io/cri-streaming => ./staging/src/k8s.io/cri-streaming
+)
+"""
+
+
+def test_staging_modules_come_from_the_go_mod_and_skip_pseudo_versions() -> None:
+    compare(build_testbin.staging_modules(GOMOD),
+            expected=["k8s.io/api", "k8s.io/cri-streaming", "k8s.io/streaming"])
+    compare(build_testbin.directive_lines(GOMOD), expected=["go 1.26.0", "godebug default=go1.26"])
+
+
+def test_a_too_old_go_is_named() -> None:
+    with ShouldRaise(build_testbin.BuildError(
+            f"go1.25.3 is too old: Kubernetes {build_testbin.KUBE_VERSION} needs go 1.26.0")):
+        build_testbin.check_go(GOMOD, "go1.25.3")
+    build_testbin.check_go(GOMOD, "go1.26.8")
+
+
+def test_missing_go_is_a_clear_error(tmp_path: Path) -> None:
+    env = dict(os.environ, PATH=str(tmp_path), AICR_TESTBIN_CACHE=str(tmp_path / "cache"))
+    env.pop("KUBEBUILDER_ASSETS", None)
+    proc = subprocess.run([sys.executable, build_testbin.__file__], capture_output=True, text=True, env=env)
+    compare(proc.returncode, expected=1)
+    assert "error: Go is not installed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_incomplete_assets_folder_is_reported(tmp_path: Path) -> None:
+    env = dict(os.environ, KUBEBUILDER_ASSETS=str(tmp_path))
+    proc = subprocess.run([sys.executable, build_testbin.__file__], capture_output=True, text=True, env=env)
+    compare(proc.returncode, expected=1)
+    assert f"KUBEBUILDER_ASSETS={tmp_path} does not hold kube-apiserver and etcd" in proc.stderr
