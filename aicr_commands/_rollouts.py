@@ -62,3 +62,30 @@ def write_rollout(cluster: Cluster, rollout: api.Rollout, patch: dict[str, Any],
         if err.code != "CONFLICT":
             raise
     raise explain_conflict(read_rollout(cluster, rollout.name))
+
+
+class RolloutWrite:
+    """The path approve, revoke and acknowledge share: who you are, the rollout, the policies, one write.
+
+    Requests: a SelfSubjectReview, a GET of the rollout, a conditional PATCH
+    (and a second GET only when the PATCH lost a race).
+    """
+
+    def __init__(self, args: argparse.Namespace, command: str) -> None:
+        from aicr_core.policy import load_policies
+
+        self.args, self.command = args, command
+        self.policies = load_policies()
+        self.cluster = connect(args)
+        self.me = self.cluster.whoami()
+        self.rollout = read_rollout(self.cluster, args.rollout)
+
+    def check_policies(self, hook: str, **proposed: Any) -> None:
+        """Every policy's verdict on the proposed write; raises POLICY_DENIED or POLICY_ERROR."""
+        from aicr_core.policy import PolicyContext
+
+        self.policies.check(hook, rollout=self.rollout, user=self.me,
+                            context=PolicyContext.from_args(self.command, self.args), **proposed)
+
+    def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> None:
+        write_rollout(self.cluster, self.rollout, patch, explain_conflict)

@@ -22,17 +22,12 @@ class Acknowledge(AicrCommand):
         _rollouts.add_rollout_argument(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        from aicr_core.policy import PolicyContext, load_policies
-
-        policies = load_policies()
-        cluster = _rollouts.connect(args)
-        me = cluster.whoami()
-        rollout = _rollouts.read_rollout(cluster, args.rollout)
+        session = _rollouts.RolloutWrite(args, "acknowledge")
+        rollout = session.rollout
         release = awaited_release(rollout)
-        ack = api.Acknowledgement(release, me.username, clock.now())
-        policies.check("aicr_pre_acknowledge", rollout=rollout, acknowledgement=ack, user=me,
-                       context=PolicyContext.from_args("acknowledge", args))
-        _rollouts.write_rollout(cluster, rollout, api.acknowledgement_patch(rollout, ack), lost_race)
+        ack = api.Acknowledgement(release, session.me.username, clock.now())
+        session.check_policies("aicr_pre_acknowledge", acknowledgement=ack)
+        session.write(api.acknowledgement_patch(rollout, ack), lost_race)
         return Result("Acknowledgement", {"rollout": rollout.name, "release": release, "user": ack.user,
                                           "time": clock.format_time(ack.time)})
 

@@ -26,17 +26,11 @@ class Approve(AicrCommand):
 
     def take_action(self, args: argparse.Namespace) -> Result:
         reason = _rollouts.require_reason(args, "approve")
-        from aicr_core.policy import PolicyContext, load_policies
-
-        policies = load_policies()
-        cluster = _rollouts.connect(args)
-        me = cluster.whoami()
-        rollout = _rollouts.read_rollout(cluster, args.rollout)
-        now = clock.now()
-        approval = api.Approval(me.username, approval_expiry(rollout, args.expires, now), reason)
-        policies.check("aicr_pre_approve", rollout=rollout, approval=approval, user=me,
-                       context=PolicyContext.from_args("approve", args))
-        _rollouts.write_rollout(cluster, rollout, api.approval_patch(rollout, approval), lost_race)
+        session = _rollouts.RolloutWrite(args, "approve")
+        rollout = session.rollout
+        approval = api.Approval(session.me.username, approval_expiry(rollout, args.expires, clock.now()), reason)
+        session.check_policies("aicr_pre_approve", approval=approval)
+        session.write(api.approval_patch(rollout, approval), lost_race)
         return Result("Approval", {"rollout": rollout.name, "user": approval.user,
                                    "expires": clock.format_time(approval.expires), "reason": reason})
 

@@ -23,17 +23,12 @@ class Revoke(AicrCommand):
 
     def take_action(self, args: argparse.Namespace) -> Result:
         reason = _rollouts.require_reason(args, "revoke")
-        from aicr_core.policy import PolicyContext, load_policies
-
-        policies = load_policies()
-        cluster = _rollouts.connect(args)
-        me = cluster.whoami()
-        rollout = _rollouts.read_rollout(cluster, args.rollout)
+        session = _rollouts.RolloutWrite(args, "revoke")
+        rollout = session.rollout
         refuse_revocation(rollout)
-        revocation = api.Revocation(me.username, clock.now(), reason)
-        policies.check("aicr_pre_revoke", rollout=rollout, revocation=revocation, user=me,
-                       context=PolicyContext.from_args("revoke", args))
-        _rollouts.write_rollout(cluster, rollout, api.revocation_patch(rollout, revocation), lost_race)
+        revocation = api.Revocation(session.me.username, clock.now(), reason)
+        session.check_policies("aicr_pre_revoke", revocation=revocation)
+        session.write(api.revocation_patch(rollout, revocation), lost_race)
         return Result("Revocation", {"rollout": rollout.name, "user": revocation.user,
                                      "time": clock.format_time(revocation.time), "reason": reason})
 

@@ -336,6 +336,7 @@ class ControlPlane:
             proc = self.kubectl("patch", "runtimerollout", probe, "--type=merge", f"-p={patch}",
                                 "--dry-run=server", user="pat", check=False)
             if proc.returncode != 0 and "ValidatingAdmissionPolicy" in proc.stderr:
+                self.kubectl("delete", "runtimerollout", probe)
                 return
             time.sleep(0.5)
         raise TestbedError("the admission policy did not take effect within "
