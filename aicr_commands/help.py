@@ -24,6 +24,9 @@ class Help(AicrCommand):
             command_class = commands.load(args.topic)
             command = command_class(self.app, None, cmd_name=args.topic)
             parser = command.get_parser(f"{PROG} {args.topic}")
+            # cliff's epilog names the plugin that provides the command and adds its hooks' notes;
+            # it scans every installed distribution, so only help pays for it.
+            parser.epilog = command.get_epilog() or None
             return Result("CommandHelp", {"command": args.topic, "help": parser.format_help()})
         listing = []
         for name in commands.names():

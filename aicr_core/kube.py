@@ -123,7 +123,10 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
     except AicrError:
         raise
     except ConfigException as err:
-        raise AicrError("KUBECONFIG", _first_line(str(err))) from None
+        message = _first_line(str(err))
+        if context and f"Expected object with name {context} " in message:
+            message = f'context "{context}" not found in the kubeconfig ({config_file})'
+        raise AicrError("KUBECONFIG", message) from None
     except Exception as err:  # noqa: BLE001 - broken YAML, unreadable file, failing exec plugin
         raise AicrError("KUBECONFIG", f"cannot load the kubeconfig: {type(err).__name__}: "
                         f"{_first_line(str(err))}") from None
@@ -167,6 +170,12 @@ def server_message(err: ApiException) -> str:
 
 def api_error(err: ApiException) -> AicrError:
     status, message = err.status or 0, server_message(err)
+    if status == 0:  # the client reports transport failures (TLS, say) as status 0: "SSLError\n<detail>"
+        kind, _, detail = (err.reason or "").partition("\n")
+        detail = _first_line(detail or kind)
+        if "SSL" in kind:
+            return AicrError("UNAVAILABLE", f"TLS failure talking to the API server: {detail}")
+        return AicrError("UNAVAILABLE", f"cannot reach the API server: {detail}")
     if status == 401:
         return AicrError("UNAUTHORIZED", f"the API server rejected the credentials: {message}")
     if status == 403 and not _is_admission(message):

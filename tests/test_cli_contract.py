@@ -65,6 +65,9 @@ def test_help_exits_0(aicr: Aicr, args: list[str]) -> None:
             assert f"\n  {name} " in proc.stdout
 
 
+def test_help_names_the_plugin_that_provides_a_command(aicr: Aicr) -> None:
+    assert "This command is provided by" not in aicr("help", "approve").stdout  # ours: no note
+
 def test_help_for_an_unknown_command_is_a_usage_error(aicr: Aicr) -> None:
     proc = aicr("help", "appr")
     compare((proc.returncode, error_line(proc)), expected=(2, 'error: [USAGE] unknown command "appr" for "kubectl aicr"'))
@@ -97,9 +100,26 @@ def write_kubeconfig(path: Path, server: str) -> Path:
 def test_unknown_context(aicr: Aicr, tmp_path: Path) -> None:
     kc = write_kubeconfig(tmp_path / "kc", "https://127.0.0.1:1")
     proc = aicr("describe", R, "--context", "nope", kubeconfig=kc)
-    compare(proc.returncode, expected=1)
-    assert error_line(proc).startswith("error: [KUBECONFIG] "), proc.stderr
-    assert "nope" in error_line(proc)
+    compare((proc.returncode, error_line(proc)),
+            expected=(1, f'error: [KUBECONFIG] context "nope" not found in the kubeconfig ({kc})'))
+
+
+@pytest.mark.parametrize("command,message", [
+    ("false", "error: [KUBECONFIG] credentials plugin failed: exec: process returned 1"),
+    ("no-such-credentials-helper", "error: [KUBECONFIG] credentials plugin failed: [Errno 2] No such file or "
+                                   "directory: 'no-such-credentials-helper'"),
+])
+def test_a_failing_credentials_plugin_is_not_anonymous(aicr: Aicr, tmp_path: Path, command: str,
+                                                       message: str) -> None:
+    kc = tmp_path / "kc"
+    kc.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                  "command": command, "interactiveMode": "Never"}}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    proc = aicr("describe", R, kubeconfig=kc)
+    compare((proc.returncode, proc.stderr), expected=(1, message + "\n"))
 
 
 def test_broken_kubeconfig(aicr: Aicr, tmp_path: Path) -> None:

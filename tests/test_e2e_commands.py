@@ -143,6 +143,22 @@ def test_kubeconfig_list_merged_as_kubectl_does(aicr: Aicr, plane: testbed.Contr
     compare((proc.returncode, "approved by alice" in proc.stdout), expected=(0, True), suffix=proc.stderr)
 
 
+def test_rejected_credentials_and_a_wrong_ca(aicr: Aicr, plane: testbed.ControlPlane, tmp_path: Path) -> None:
+    config = json.loads(plane.kubeconfig_for("alice").read_text())
+    config["users"][0]["user"] = {"token": "not-a-valid-token-0123456789"}
+    (tmp_path / "bad-token").write_text(json.dumps(config))
+    proc = aicr("describe", "rollout-0000000000000000-1", kubeconfig=tmp_path / "bad-token")
+    refused(proc, "UNAUTHORIZED")
+    assert "not-a-valid-token" not in proc.stderr + proc.stdout
+    config = json.loads(plane.kubeconfig_for("alice").read_text())
+    ca, _, _ = testbed.make_ca("some other CA")
+    config["clusters"][0]["cluster"]["certificate-authority-data"] = testbed.b64(ca.cert_pem)
+    (tmp_path / "wrong-ca").write_text(json.dumps(config))
+    proc = aicr("describe", "rollout-0000000000000000-1", kubeconfig=tmp_path / "wrong-ca")
+    refused(proc, "UNAVAILABLE")
+    assert "TLS failure" in proc.stderr and "CERTIFICATE_VERIFY_FAILED" in proc.stderr
+
+
 # -- revoke ------------------------------------------------------------------------------
 
 def test_revoke(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:

@@ -82,7 +82,9 @@ def test_a_flag_added_by_a_plugin_works_on_either_side(aicr: Aicr, site_package:
     proc = aicr(*words, "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
     compare((proc.returncode, proc.stdout.startswith(f"rollout {name} approved by alice")), expected=(0, True),
             suffix=proc.stderr)
-    assert "--ticket ID" in aicr("help", "approve").stdout
+    help_text = aicr("help", "approve").stdout
+    assert "--ticket ID" in help_text and "A site policy requires a change ticket" in help_text
+    assert "This command is provided by the aicr-site-example plugin." in aicr("help", "whoami").stdout
 
 
 def test_a_broken_command_does_not_stop_the_others(aicr: Aicr, site_package: None, broken_package: None) -> None:
