@@ -10,10 +10,10 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aicr_core import operator_api as api
 from aicr_core.errors import AicrError, UsageError
 
 if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
     from aicr_core.kube import Cluster
 
 # A Kubernetes object name (DNS subdomain): anything else cannot name a rollout
@@ -45,6 +45,8 @@ def connect(args: argparse.Namespace) -> Cluster:
 
 
 def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
+    from aicr_core import operator_api as api
+
     try:
         return api.parse_rollout(cluster.get(api.rollout_path(name)))
     except AicrError as err:
@@ -56,6 +58,8 @@ def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
 def write_rollout(cluster: Cluster, rollout: api.Rollout, patch: dict[str, Any],
                   explain_conflict: Callable[[api.Rollout], AicrError]) -> api.Rollout:
     """One conditional write; on a lost race, re-read and say who won (`explain_conflict`)."""
+    from aicr_core import operator_api as api
+
     try:
         return api.parse_rollout(cluster.patch(api.rollout_path(rollout.name), patch))
     except AicrError as err:

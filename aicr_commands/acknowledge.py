@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from aicr_commands import _rollouts
 from aicr_core import clock
-from aicr_core import operator_api as api
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
 
 
 class Acknowledge(AicrCommand):
@@ -22,6 +25,8 @@ class Acknowledge(AicrCommand):
         _rollouts.add_rollout_argument(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core import operator_api as api
+
         session = _rollouts.RolloutWrite(args, "acknowledge")
         rollout = session.rollout
         release = awaited_release(rollout)
@@ -33,7 +38,7 @@ class Acknowledge(AicrCommand):
 
 
 def awaited_release(rollout: api.Rollout) -> str:
-    if rollout.phase != api.PHASE_AWAITING_ACKNOWLEDGEMENT or not rollout.awaiting_release:
+    if not rollout.awaiting_acknowledgement or not rollout.awaiting_release:
         raise AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
                         f"rollout {rollout.name} is not awaiting an acknowledgement (phase {rollout.phase})")
     done = [a for a in rollout.acknowledgements if a.release == rollout.awaiting_release]
@@ -46,7 +51,7 @@ def awaited_release(rollout: api.Rollout) -> str:
 
 def lost_race(current: api.Rollout) -> AicrError:
     mine = [a for a in current.acknowledgements if a.release == current.awaiting_release]
-    if current.phase != api.PHASE_AWAITING_ACKNOWLEDGEMENT or mine:
+    if not current.awaiting_acknowledgement or mine:
         who = f" by {mine[0].user}" if mine else ""
         return AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
                          f"rollout {current.name} was acknowledged{who} or moved on meanwhile (now {current.phase})")

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from aicr_commands import _rollouts
 from aicr_core import clock
-from aicr_core import operator_api as api
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
 
 
 class Approve(AicrCommand):
@@ -25,6 +28,8 @@ class Approve(AicrCommand):
         _rollouts.add_rollout_argument(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core import operator_api as api
+
         reason = _rollouts.require_reason(args, "approve")
         session = _rollouts.RolloutWrite(args, "approve")
         rollout = session.rollout

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _rollouts
 from aicr_core import clock
-from aicr_core import operator_api as api
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
     from aicr_core.kube import Cluster
 
 
@@ -34,6 +34,8 @@ class Describe(AicrCommand):
 
 def read_assessment(cluster: Cluster, namespace: str, digest: str | None) -> dict[str, Any]:
     """The report the rollout records, verified against its digest (one API read)."""
+    from aicr_core import operator_api as api
+
     if digest is None:
         return {"status": "none"}
     name = api.assessment_configmap_name(digest)
@@ -49,6 +51,8 @@ def read_assessment(cluster: Cluster, namespace: str, digest: str | None) -> dic
 
 
 def verify_report(digest: str, text: str | None) -> dict[str, Any]:
+    from aicr_core import operator_api as api
+
     if text is None:
         return {"status": "unverified", "digest": digest, "reportDigest": None}
     actual = api.sha256_digest(text)

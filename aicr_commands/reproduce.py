@@ -6,12 +6,15 @@ import os
 import shlex
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aicr_commands._rollouts import connect
-from aicr_core import operator_api as api
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
 
 
 class Reproduce(AicrCommand):
@@ -26,6 +29,8 @@ class Reproduce(AicrCommand):
                             help="sha256:<64 hex> or aicr-plan-<16 hex> (default: the active plan, else the candidate)")
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core import operator_api as api
+
         wanted = api.plan_names(args.plan) if args.plan else None
         cluster = connect(args)
         if wanted is None:
@@ -56,6 +61,8 @@ def _get(cluster, path: str, what: str) -> dict:  # type: ignore[no-untyped-def]
 
 def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:
     """The recipe text, after every refusal upstream makes; nothing is written before this passes."""
+    from aicr_core import operator_api as api
+
     expected = digest or f"sha256:{api.PLAN_CONFIGMAP.match(name).group(1)}"  # type: ignore[union-attr]
     if not plan.digest.startswith(expected) or not api.is_digest(plan.digest):
         raise AicrError("NOT_FOUND", f"ConfigMap {name} records plan {plan.digest or 'nothing'}, "

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from aicr_commands import _rollouts
 from aicr_core import clock
-from aicr_core import operator_api as api
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
 
 
 class Revoke(AicrCommand):
@@ -22,6 +25,8 @@ class Revoke(AicrCommand):
         _rollouts.add_rollout_argument(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core import operator_api as api
+
         reason = _rollouts.require_reason(args, "revoke")
         session = _rollouts.RolloutWrite(args, "revoke")
         rollout = session.rollout

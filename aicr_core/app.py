@@ -10,6 +10,7 @@ what is not used.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import traceback
 from collections.abc import Sequence
@@ -70,10 +71,17 @@ class AicrApp(App):
         return parser
 
     def configure_logging(self) -> None:
-        """No log handlers: errors and warnings are printed by `run` in the contract's format."""
+        """What stevedore and cliff log (a CommandHook that failed to load, say) becomes a `warning:` line."""
+        for name in ("stevedore", "cliff"):
+            logger = logging.getLogger(name)
+            for old in [h for h in logger.handlers if isinstance(h, _WarningLines)]:
+                logger.removeHandler(old)
+            logger.addHandler(_WarningLines(self))
+            logger.propagate = False
 
     # dispatch ------------------------------------------------------------------
     def run(self, argv: list[str]) -> int:
+        self.configure_logging()
         try:
             return self._run(list(argv))
         except AicrError as err:
@@ -158,6 +166,16 @@ class AicrApp(App):
         """A one-line diagnostic on stderr (a broken plugin, say); never on stdout."""
         self.stderr.write(f"warning: {safe(message, allow_newlines=False)}\n")
         self.stderr.flush()
+
+
+class _WarningLines(logging.Handler):
+    def __init__(self, app: AicrApp) -> None:
+        super().__init__(logging.WARNING)
+        self.app = app
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        self.app.warn(message.splitlines()[0] if message else "(empty log message)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

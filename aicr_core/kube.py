@@ -45,16 +45,13 @@ class Cluster:
     def __init__(self, api_client: ApiClient, deadline: Deadline) -> None:
         self.api = api_client
         self.deadline = deadline
-        self.requests: list[str] = []  # "METHOD path", for `bench/` and tests; never headers or bodies
 
-    # -- requests ------------------------------------------------------------------
-    def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any]:
-        return self._call("GET", path, query=query)
+    def get(self, path: str) -> dict[str, Any]:
+        return self._call("GET", path)
 
-    def patch(self, path: str, body: Any, *, content_type: str = MERGE_PATCH,
-              dry_run: bool = False) -> dict[str, Any]:
-        query = {"dryRun": "All"} if dry_run else None
-        return self._call("PATCH", path, body=body, query=query, content_type=content_type)
+    def patch(self, path: str, body: Any) -> dict[str, Any]:
+        """A JSON merge patch: CRDs take no strategic merge patch."""
+        return self._call("PATCH", path, body=body, content_type=MERGE_PATCH)
 
     def create(self, path: str, body: Any) -> dict[str, Any]:
         return self._call("POST", path, body=body)
@@ -68,18 +65,17 @@ class Cluster:
             raise AicrError("UNAUTHORIZED", "the API server did not report a username for these credentials")
         return Identity(username, tuple(g for g in info.get("groups", []) if isinstance(g, str)))
 
-    def _call(self, method: str, path: str, *, body: Any = None, query: dict[str, str] | None = None,
+    def _call(self, method: str, path: str, *, body: Any = None,
               content_type: str = "application/json") -> dict[str, Any]:
-        timeout = self.deadline.remaining()
-        self.requests.append(f"{method} {path}")
+        timeout = self.deadline.remaining()  # what is left of the command's deadline
         _trace(method, path)
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
         try:
             response = self.api.call_api(
-                *self.api.param_serialize(method, path, query_params=list((query or {}).items()),
-                                          header_params=headers, body=body, auth_settings=["BearerToken"]),
+                *self.api.param_serialize(method, path, header_params=headers, body=body,
+                                          auth_settings=["BearerToken"]),
                 _request_timeout=timeout)
             response.read()
             data = response.data

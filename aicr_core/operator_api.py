@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -201,6 +201,10 @@ class Rollout:
     @property
     def ended(self) -> bool:
         return self.phase == PHASE_ENDED
+
+    @property
+    def awaiting_acknowledgement(self) -> bool:
+        return self.phase == PHASE_AWAITING_ACKNOWLEDGEMENT
 
 
 def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
@@ -414,5 +418,3 @@ def plan_names(plan_ref: str) -> tuple[str, str | None]:
         return plan_ref, None
     raise AicrError("USAGE", f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
 
-
-__all__: Sequence[str] = [name for name in dir() if not name.startswith("_")]

@@ -74,3 +74,12 @@ def test_the_policy_loader_logs_nothing_when_no_policy_is_installed() -> None:
         policies = load_policies()
     log.check()  # stevedore and pluggy stay silent
     compare(policies.failures, expected={})
+
+
+
+def test_library_warnings_become_one_warning_line() -> None:
+    for _ in range(2):  # a second app takes the handler over
+        app = AicrApp(stdout=io.StringIO(), stderr=io.StringIO())
+        app.configure_logging()
+    logging.getLogger("stevedore.extension").error("Could not load %r: %s", "ticket", "No module named 'x'\nmore")
+    compare(app.stderr.getvalue(), expected="warning: Could not load 'ticket': No module named 'x'\n")

@@ -90,9 +90,10 @@ def test_a_flag_added_by_a_plugin_works_on_either_side(aicr: Aicr, site_package:
 def test_a_broken_command_does_not_stop_the_others(aicr: Aicr, site_package: None, broken_package: None) -> None:
     proc = aicr("help")
     compare(proc.returncode, expected=0)
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
-    compare(len(warnings), expected=1, suffix=proc.stderr)
-    assert "'broken' from aicr-broken-example 0.0.1 failed to load: ModuleNotFoundError" in warnings[0]
+    warnings = sorted(proc.stderr.splitlines())
+    compare(len(warnings), expected=2, suffix=proc.stderr)
+    assert warnings[0].startswith("warning: Could not load 'broken-hook': No module named"), warnings
+    assert "'broken' from aicr-broken-example 0.0.1 failed to load: ModuleNotFoundError" in warnings[1]
     assert "  approve " in proc.stdout and "  whoami " in proc.stdout
     proc = aicr("broken")
     compare(proc.returncode, expected=1)
