@@ -38,9 +38,16 @@ def timed(args: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
-def median_of(runs: int, make_args: Callable[[int], list[str]], env: dict[str, str]) -> float:
-    timed(make_args(-1), env)  # one warm-up run: page cache and stevedore's entry-point cache
-    return statistics.median(timed(make_args(i), env) for i in range(runs))
+def medians(runs: int, commands: list[tuple[str, Callable[[int], list[str]]]],
+            env: dict[str, str]) -> list[tuple[str, float]]:
+    """Median wall time of each command; rounds interleave the commands so drift hits all alike."""
+    for _, make_args in commands:
+        timed(make_args(-1), env)  # one warm-up run: page cache and stevedore's entry-point cache
+    samples: dict[str, list[float]] = {name: [] for name, _ in commands}
+    for i in range(runs):
+        for name, make_args in commands:
+            samples[name].append(timed(make_args(i), env))
+    return [(name, statistics.median(samples[name])) for name, _ in commands]
 
 
 def report(title: str, rows: list[tuple[str, float]], baseline: str) -> None:
@@ -55,12 +62,12 @@ def startup(runs: int, env: dict[str, str]) -> None:
     aicr, kubectl = shutil.which("kubectl-aicr", path=env["PATH"]), shutil.which("kubectl", path=env["PATH"])
     if not aicr or not kubectl:
         raise SystemExit("kubectl-aicr and kubectl must be on PATH (the virtualenv's bin/)")
-    rows = [
-        ("kubectl version --client", median_of(runs, lambda _: [kubectl, "version", "--client"], env)),
-        ("python -c pass", median_of(runs, lambda _: [sys.executable, "-c", "pass"], env)),
-        ("kubectl-aicr help", median_of(runs, lambda _: [aicr, "help"], env)),
-        ("kubectl-aicr --help", median_of(runs, lambda _: [aicr, "--help"], env)),
-    ]
+    rows = medians(runs, [
+        ("kubectl version --client", lambda _: [kubectl, "version", "--client"]),
+        ("python -c pass", lambda _: [sys.executable, "-c", "pass"]),
+        ("kubectl-aicr help", lambda _: [aicr, "help"]),
+        ("kubectl-aicr --help", lambda _: [aicr, "--help"]),
+    ], env)
     report(f"Start-up, median of {runs} runs", rows, "kubectl version --client")
 
 
@@ -73,13 +80,12 @@ def cluster(runs: int, env: dict[str, str]) -> None:
         env = dict(env, KUBECONFIG=str(plane.kubeconfig_for("alice")))
         name = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
         fresh = [seed.rollout() for _ in range(runs + 1)]
-        rows = [
-            ("kubectl get runtimerollout NAME -o yaml",
-             median_of(runs, lambda _: ["kubectl", "get", "runtimerollout", name, "-o", "yaml"], env)),
-            ("kubectl aicr describe NAME", median_of(runs, lambda _: ["kubectl", "aicr", "describe", name], env)),
+        rows = medians(runs, [
+            ("kubectl get runtimerollout NAME -o yaml", lambda _: ["kubectl", "get", "runtimerollout", name, "-o", "yaml"]),
+            ("kubectl aicr describe NAME", lambda _: ["kubectl", "aicr", "describe", name]),
             ("kubectl aicr approve NAME (fresh rollout)",
-             median_of(runs, lambda i: ["kubectl", "aicr", "approve", fresh[i], "--reason", "bench"], env)),
-        ]
+             lambda i: ["kubectl", "aicr", "approve", fresh[i], "--reason", "bench"]),
+        ], env)
         report(f"Commands on the local control plane, median of {runs} runs", rows,
                "kubectl get runtimerollout NAME -o yaml")
         with tempfile.TemporaryDirectory() as tmp:
