@@ -8,7 +8,9 @@
    `kubectl get runtimerollout NAME -o yaml` (target: describe within 2x), with
    the number of API requests each command makes.
 
-Run from the repository with the virtualenv's bin/ first on PATH:
+Measure a regular install (`pip install .`): an editable install adds ~20 ms
+of import-finder time to every start. Run from the repository with the
+virtualenv's bin/ first on PATH:
     PATH=$PWD/.venv/bin:$PATH python bench/bench.py [--runs N] [--no-cluster]
 """
 from __future__ import annotations
@@ -88,6 +90,8 @@ def cluster(runs: int, env: dict[str, str]) -> None:
         ], env)
         report(f"Commands on the local control plane, median of {runs} runs", rows,
                "kubectl get runtimerollout NAME -o yaml")
+        print(f"  where describe spends its time (median of {runs} runs, in-process phases):")
+        print("   " + breakdown(runs, plane.kubeconfig_for("alice"), name, env))
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "requests"
             for label, args in (("describe", ["describe", name]),
@@ -99,6 +103,36 @@ def cluster(runs: int, env: dict[str, str]) -> None:
                 print(f"  API requests by {label}: {len(lines)} ({', '.join(line.split()[0] for line in lines)})")
     finally:
         plane.stop()
+
+
+BREAKDOWN = """
+import json, sys, time
+t0 = time.perf_counter()
+import aicr_core.app, aicr_commands.describe
+t1 = time.perf_counter()
+from aicr_core import kube
+t2 = time.perf_counter()
+cluster = kube.connect(sys.argv[1], None)
+t3 = time.perf_counter()
+from aicr_commands import _rollouts, describe
+rollout = _rollouts.read_rollout(cluster, sys.argv[2])
+t4 = time.perf_counter()
+describe.read_assessment(cluster, "aicr-system", rollout.assessment_digest)
+t5 = time.perf_counter()
+print(json.dumps([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]))
+"""
+PHASES = ("our code + cliff + stevedore", "import of the kubernetes client", "kubeconfig load",
+          "1st GET incl. TLS handshake", "2nd GET")
+
+
+def breakdown(runs: int, kubeconfig: Path, name: str, env: dict[str, str]) -> str:
+    samples = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", BREAKDOWN, str(kubeconfig), name], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        samples.append(json.loads(out))
+    return ", ".join(f"{label} {statistics.median(s[i] for s in samples) * 1000:.0f}ms"
+                     for i, label in enumerate(PHASES))
 
 
 def main() -> None:
