@@ -20,6 +20,7 @@ from cliff.app import App
 from cliff.commandmanager import CommandManager
 
 from aicr_core import plugins
+from aicr_core.command import AicrCommand
 from aicr_core.errors import EXIT_OK, EXIT_USAGE, AicrError, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.renderer import Renderer
@@ -48,7 +49,7 @@ class EntryPointCommands(CommandManager):
     def names(self) -> list[str]:
         return self.group.names()
 
-    def find_command(self, argv: list[str]) -> tuple[type, str, list[str]]:  # type: ignore[override]
+    def find_command(self, argv: list[str]) -> tuple[type[AicrCommand], str, list[str]]:  # type: ignore[override]
         name = argv[0]
         if name not in self.group:
             raise UsageError(f'unknown command "{name}" for "{PROG}"')
@@ -56,6 +57,9 @@ class EntryPointCommands(CommandManager):
 
 
 class AicrApp(App):
+    command_manager: EntryPointCommands
+    parser: FlagParser
+
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
         super().__init__(description="Inspect, approve, revoke and acknowledge AICR rollouts",
                          version=None, command_manager=EntryPointCommands(plugins.COMMANDS),
@@ -63,8 +67,8 @@ class AicrApp(App):
         self.renderers = plugins.PluginGroup(plugins.RENDERERS)
 
     # cliff hooks we replace --------------------------------------------------
-    def build_option_parser(self, description: str | None, version: str | None,
-                            argparse_kwargs: dict[str, Any] | None = None) -> argparse.ArgumentParser:
+    def build_option_parser(self, description: str | None, version: str | None,  # type: ignore[override]
+                            argparse_kwargs: dict[str, Any] | None = None) -> FlagParser:
         """The flags every command accepts; used to find the command name in argv."""
         parser = FlagParser(prog=PROG, description=description)
         add_common_flags(parser)
@@ -117,7 +121,7 @@ class AicrApp(App):
         command = command_class(self, None, cmd_name=name)
         args = command.get_parser(f"{PROG} {name}").parse_args(rest)
         renderer = self.load_renderer(args.output)  # before the command: never write, then fail to print
-        result = command.run(args)
+        result: Result = command.run(args)
         renderer.render(result, self.stdout)
         self.stdout.flush()
         return EXIT_OK

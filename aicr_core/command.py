@@ -14,16 +14,21 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cliff.command import Command
 
 from aicr_core.flags import FlagParser, add_common_flags
 from aicr_core.result import Result
 
+if TYPE_CHECKING:
+    from aicr_core.app import AicrApp
+
 
 class AicrCommand(Command):
     """Base class: override `add_arguments` and `take_action`."""
+
+    app: AicrApp
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own positional arguments and flags."""

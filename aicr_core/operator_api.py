@@ -90,26 +90,26 @@ class _Reader:
             raise AicrError("INVALID_OBJECT", f"{self.what}: {path} has an unexpected type")
         return value
 
-    def str(self, path: str, default: str = "") -> str:
+    def text(self, path: str, default: str = "") -> str:
         return self._typed(path, str, default)
 
-    def opt_str(self, path: str) -> str | None:
+    def opt_text(self, path: str) -> str | None:
         return self._typed(path, str, None) or None
 
-    def int(self, path: str, default: int = 0) -> int:
+    def integer(self, path: str, default: int = 0) -> int:
         return self._typed(path, int, default)
 
-    def bool(self, path: str, default: bool = False) -> bool:
+    def flag(self, path: str, default: bool = False) -> bool:
         return self._typed(path, bool, default)
 
-    def list(self, path: str) -> list[Any]:
+    def items(self, path: str) -> list[Any]:
         return self._typed(path, list, [])
 
-    def map(self, path: str) -> Mapping[str, Any]:
+    def mapping(self, path: str) -> Mapping[str, Any]:
         return self._typed(path, Mapping, {})
 
     def time(self, path: str) -> datetime | None:
-        text = self.opt_str(path)
+        text = self.opt_text(path)
         if text is None:
             return None
         try:
@@ -208,53 +208,53 @@ class Rollout:
 
 
 def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
-    r = _Reader(obj, f"runtimerollout {_Reader(obj, '').str('metadata.name')}")
+    r = _Reader(obj, f"runtimerollout {_Reader(obj, '').text('metadata.name')}")
     spec = r.sub("spec", r.what)
     status = r.sub("status", r.what)
     states = {}
-    for item in status.list("steps"):
+    for item in status.items("steps"):
         s = r.sub(item, f"{r.what}: status.steps[]")
-        states[s.str("release")] = (s.str("state", "Pending"), s.str("message"))
+        states[s.text("release")] = (s.text("state", "Pending"), s.text("message"))
     steps = []
-    for item in spec.list("steps"):
+    for item in spec.items("steps"):
         s = r.sub(item, f"{r.what}: spec.steps[]")
-        state, message = states.get(s.str("release"), ("Pending", ""))
-        steps.append(Step(s.str("release"), s.str("operation"), s.str("verdict"),
-                          s.bool("changesCRDs"), state, message))
+        state, message = states.get(s.text("release"), ("Pending", ""))
+        steps.append(Step(s.text("release"), s.text("operation"), s.text("verdict"),
+                          s.flag("changesCRDs"), state, message))
     approval = None
-    if spec.map("approval"):
+    if spec.mapping("approval"):
         a = spec.sub("approval", f"{r.what}: spec.approval")
-        approval = Approval(a.str("user"), _required_time(a, "expires"), a.str("reason"))
+        approval = Approval(a.text("user"), _required_time(a, "expires"), a.text("reason"))
     revocation = None
-    if spec.map("revocation"):
+    if spec.mapping("revocation"):
         v = spec.sub("revocation", f"{r.what}: spec.revocation")
-        revocation = Revocation(v.str("user"), _required_time(v, "time"), v.str("reason"))
+        revocation = Revocation(v.text("user"), _required_time(v, "time"), v.text("reason"))
     acks = []
-    for item in spec.list("acknowledgements"):
+    for item in spec.items("acknowledgements"):
         k = r.sub(item, f"{r.what}: spec.acknowledgements[]")
-        acks.append(Acknowledgement(k.str("release"), k.str("user"), _required_time(k, "time")))
+        acks.append(Acknowledgement(k.text("release"), k.text("user"), _required_time(k, "time")))
     return Rollout(
-        name=r.str("metadata.name"),
-        resource_version=r.str("metadata.resourceVersion"),
-        runtime_name=spec.str("runtime.name"),
-        runtime_uid=spec.str("runtime.uid"),
-        from_digest=spec.opt_str("from.digest"),
-        to_digest=spec.str("to.digest"),
+        name=r.text("metadata.name"),
+        resource_version=r.text("metadata.resourceVersion"),
+        runtime_name=spec.text("runtime.name"),
+        runtime_uid=spec.text("runtime.uid"),
+        from_digest=spec.opt_text("from.digest"),
+        to_digest=spec.text("to.digest"),
         deadline=spec.time("deadline"),
-        approval_required=spec.bool("approvalRequired"),
-        inventory_releases=spec.int("startingInventory.releases"),
-        inventory_digest=spec.str("startingInventory.digest"),
-        assessment_digest=spec.opt_str("assessment.digest"),
+        approval_required=spec.flag("approvalRequired"),
+        inventory_releases=spec.integer("startingInventory.releases"),
+        inventory_digest=spec.text("startingInventory.digest"),
+        assessment_digest=spec.opt_text("assessment.digest"),
         steps=tuple(steps),
-        records=tuple(_parse_record(r.sub(item, f"{r.what}: spec.records[]")) for item in spec.list("records")),
+        records=tuple(_parse_record(r.sub(item, f"{r.what}: spec.records[]")) for item in spec.items("records")),
         approval=approval,
         revocation=revocation,
         acknowledgements=tuple(acks),
-        phase=status.str("phase", "Pending"),
-        outcome=status.str("outcome"),
-        message=status.str("message"),
-        awaiting_release=status.str("awaitingRelease"),
-        stored_acknowledgements=tuple(spec.list("acknowledgements")),
+        phase=status.text("phase", "Pending"),
+        outcome=status.text("outcome"),
+        message=status.text("message"),
+        awaiting_release=status.text("awaitingRelease"),
+        stored_acknowledgements=tuple(spec.items("acknowledgements")),
     )
 
 
@@ -267,9 +267,9 @@ def _required_time(reader: _Reader, path: str) -> datetime:
 
 def _parse_record(r: _Reader) -> TransitionRecord:
     def steps(path: str) -> tuple[RecordedStep, ...]:
-        return tuple(RecordedStep(s.str("id"), s.str("description"))
-                     for s in (r.sub(item, f"{r.what}.{path}[]") for item in r.list(path)))
-    return TransitionRecord(r.str("release"), r.str("summary"), r.str("precondition"),
+        return tuple(RecordedStep(s.text("id"), s.text("description"))
+                     for s in (r.sub(item, f"{r.what}.{path}[]") for item in r.items(path)))
+    return TransitionRecord(r.text("release"), r.text("summary"), r.text("precondition"),
                             steps("beforeApply"), steps("afterApply"))
 
 
@@ -305,8 +305,8 @@ class Runtime:
 
 def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
     r = _Reader(obj, f"clusterruntime {RUNTIME_NAME}")
-    return Runtime(r.str("metadata.uid"), r.opt_str("status.activePlan.digest"),
-                   r.opt_str("status.candidatePlan.digest"))
+    return Runtime(r.text("metadata.uid"), r.opt_text("status.activePlan.digest"),
+                   r.opt_text("status.candidatePlan.digest"))
 
 
 @dataclass(frozen=True)
@@ -322,9 +322,9 @@ class Plan:
 
 
 def parse_plan(obj: Mapping[str, Any]) -> Plan:
-    r = _Reader(obj, f"plan ConfigMap {_Reader(obj, '').str('metadata.name')}")
+    r = _Reader(obj, f"plan ConfigMap {_Reader(obj, '').text('metadata.name')}")
     # Annotation and data keys contain dots, so they are read from the maps, not by path.
-    annotations, data = r.map("metadata.annotations"), r.map("data")
+    annotations, data = r.mapping("metadata.annotations"), r.mapping("data")
     flags_text = data.get("renderFlags") if isinstance(data.get("renderFlags"), str) else None
     flags: tuple[str, ...] | None = None
     if flags_text is not None:
@@ -336,7 +336,7 @@ def parse_plan(obj: Mapping[str, Any]) -> Plan:
             raise AicrError("INVALID_OBJECT", f"{r.what}: renderFlags is not a JSON array of strings")
         flags = tuple(parsed)
     return Plan(
-        configmap=r.str("metadata.name"),
+        configmap=r.text("metadata.name"),
         digest=_str_or(annotations.get(ANNOTATION_DIGEST)),
         from_applications=annotations.get(ANNOTATION_SOURCE) == SOURCE_APPLICATIONS,
         recipe=data.get("recipe.json") if isinstance(data.get("recipe.json"), str) else None,
@@ -370,7 +370,7 @@ class AssessmentReport:
 
 def report_text(configmap: Mapping[str, Any]) -> str | None:
     """The exact text of report.json in an assessment ConfigMap (what the digest covers)."""
-    value = _Reader(configmap, "assessment ConfigMap").map("data").get("report.json")
+    value = _Reader(configmap, "assessment ConfigMap").mapping("data").get("report.json")
     return value if isinstance(value, str) else None
 
 
@@ -382,15 +382,15 @@ def parse_report(text: str) -> AssessmentReport:
         raise AicrError("INVALID_OBJECT", f"the assessment report is not valid JSON: {err}") from None
     r = _Reader(doc, "assessment report")
     components = []
-    for item in r.list("components"):
+    for item in r.items("components"):
         c = r.sub(item, "assessment report: components[]")
         notes = c._raw("notes")
         components.append(ComponentAssessment(
-            c.str("component"), c.str("change"), _text(c._raw("from")), _text(c._raw("to")), c.str("verdict"),
+            c.text("component"), c.text("change"), _text(c._raw("from")), _text(c._raw("to")), c.text("verdict"),
             "; ".join(str(n) for n in notes) if isinstance(notes, list) else _text(notes),
             _text(c._raw("explanation")), _text(c._raw("precondition")),
             tuple(_text(s.get("description", s.get("id", "")) if isinstance(s, Mapping) else s)
-                  for s in c.list("steps"))))
+                  for s in c.items("steps"))))
     summary = r._raw("summary")
     return AssessmentReport(tuple(components), summary if isinstance(summary, str) else
                             (json.dumps(summary, sort_keys=True) if summary is not None else ""))

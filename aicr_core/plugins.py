@@ -48,7 +48,8 @@ class PluginGroup:
         self._by_name: dict[str, list[PluginInfo]] = defaultdict(list)
         seen: set[tuple[str, str]] = set()
         # names=[]: stevedore reads the (cached) entry points and imports none of them.
-        listing = NamedExtensionManager(group, names=[], on_missing_entrypoints_callback=None)
+        listing: NamedExtensionManager[Any] = NamedExtensionManager(
+            group, names=[], on_missing_entrypoints_callback=None)
         for ep in listing.list_entry_points():
             if (ep.name, ep.value) in seen:  # one distribution found twice on sys.path
                 continue
