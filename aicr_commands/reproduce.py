@@ -88,6 +88,9 @@ def write_atomically(target: Path, text: str) -> Path:
             return target
         fd, temporary = tempfile.mkstemp(prefix=".recipe.json.", dir=target.parent)
         try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it 0600; a recipe is no secret, `docker run` must read it
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
                 out.flush()

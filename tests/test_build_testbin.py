@@ -56,3 +56,23 @@ def test_an_incomplete_assets_folder_is_reported(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, build_testbin.__file__], capture_output=True, text=True, env=env)
     compare(proc.returncode, expected=1)
     assert f"KUBEBUILDER_ASSETS={tmp_path} does not hold kube-apiserver and etcd" in proc.stderr
+
+
+def test_a_module_the_proxy_does_not_serve_is_named() -> None:
+    with ShouldRaise(build_testbin.BuildError) as caught:
+        build_testbin.download_gomod("k8s.io/kubernetes", "v1.99.99")
+    assert "not served" in str(caught.raised), caught.raised
+
+
+def test_a_short_disk_is_refused_before_building(tmp_path: Path) -> None:
+    import shutil
+    from collections import namedtuple
+
+    from testfixtures import Replacer
+
+    usage = namedtuple("usage", "total used free")
+    with Replacer() as replace:
+        replace("shutil.disk_usage", lambda path: usage(10 * 1024**3, 9 * 1024**3, 1024**3))
+        with ShouldRaise(build_testbin.BuildError("only 1.0 GiB free; the build needs about 6 GiB")):
+            build_testbin.check_disk(tmp_path)
+    assert shutil.disk_usage(tmp_path).free > 0

@@ -280,6 +280,16 @@ def test_describe_strips_control_sequences(aicr: Aicr, plane: testbed.ControlPla
     assert "Message:      ok\\x1b[2J\\x1b]0;pwned\\x07\\nApproval: approved by mallory\n" in out
 
 
+def test_describe_without_configmap_permission_still_describes(aicr: Aicr, plane: testbed.ControlPlane,
+                                                                seed: testbed.Seeder) -> None:
+    """pat may read rollouts but not ConfigMaps: the report is reported unavailable, not silently absent."""
+    name = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
+    proc = as_user(aicr, plane, "pat", "describe", name)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    assert 'Assessment: unavailable (configmaps "aicr-assessment-' in proc.stdout
+    assert 'User "pat" cannot get resource "configmaps"' in proc.stdout
+
+
 def test_describe_not_found_and_no_permission(aicr: Aicr, plane: testbed.ControlPlane) -> None:
     refused(as_user(aicr, plane, "victor", "describe", "rollout-0000000000000000-1"), "NOT_FOUND")
     refused(as_user(aicr, plane, "nora", "describe", "rollout-0000000000000000-1"), "FORBIDDEN")

@@ -104,6 +104,7 @@ def test_hostile_values_are_quoted() -> None:
 def test_atomic_write_never_leaves_half_a_file(tmp_path: Path) -> None:
     target = tmp_path / "new" / "recipe.json"
     reproduce.write_atomically(target, "first")
+    assert os.stat(target).st_mode & 0o044 == 0o044  # readable by the container's user (umask permitting)
     mtime = os.stat(target).st_mtime_ns
     reproduce.write_atomically(target, "first")  # same bytes: left alone
     compare(os.stat(target).st_mtime_ns, expected=mtime)

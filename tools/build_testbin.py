@@ -52,7 +52,7 @@ def run(args: list[str], cwd: Path | None = None) -> str:
     proc = subprocess.run(args, cwd=cwd, env=go_env(), capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-25:])
-        if re.search(r"404 Not Found|unknown revision|invalid version", tail):
+        if re.search(r"404 Not Found|410 Gone|not available|unknown revision|invalid version", tail):
             raise BuildError(f"a module is not served by the Go module proxy:\n{tail}")
         raise BuildError(f"`{' '.join(args)}` failed:\n{tail}")
     return proc.stdout
