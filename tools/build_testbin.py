@@ -143,6 +143,13 @@ def build_etcd(workdir: Path, out: Path) -> None:
     run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out / "etcd"), pkg], cwd=workdir)
 
 
+def preflight() -> None:
+    """Fail in seconds, not after a compile: both modules served, and Go new enough for both."""
+    have = go_version()
+    for module, version in (("k8s.io/kubernetes", KUBE_VERSION), ("go.etcd.io/etcd/server/v3", ETCD_VERSION)):
+        check_go(download_gomod(module, version), have)
+
+
 def dir_bytes(path: Path) -> int:
     total = 0
     for root, _, files in os.walk(path):
@@ -163,6 +170,7 @@ def build(folder: Path) -> dict[str, float]:
     gocache = Path(run(["go", "env", "GOCACHE"]).strip())
     mod_before, cache_before = dir_bytes(modcache / "cache" / "download"), dir_bytes(gocache)
     start = time.monotonic()
+    preflight()
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
     try:
         out = staging / "bin"
