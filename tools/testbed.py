@@ -62,15 +62,18 @@ class TestbedError(Exception):
 def find_binaries(build: bool = False) -> tuple[Path, Path]:
     """kube-apiserver and etcd: TEST_ASSET_* overrides, else the build step's cache folder."""
     apiserver, etcd = os.environ.get("TEST_ASSET_KUBE_APISERVER"), os.environ.get("TEST_ASSET_ETCD")
-    if apiserver and etcd:
-        return Path(apiserver), Path(etcd)
-    args = [sys.executable, str(ROOT / "tools" / "build_testbin.py")] + ([] if build else ["--print-only"])
-    proc = subprocess.run(args, capture_output=True, text=True)
-    folder = Path(proc.stdout.strip()) if proc.stdout.strip() else None
-    if proc.returncode != 0 or folder is None:
-        raise TestbedError("kube-apiserver and etcd are not built; run: python3 tools/build_testbin.py"
-                           + (f"\n{proc.stderr.strip()}" if build else ""))
-    return Path(apiserver or folder / "kube-apiserver"), Path(etcd or folder / "etcd")
+    if not (apiserver and etcd):
+        args = [sys.executable, str(ROOT / "tools" / "build_testbin.py")] + ([] if build else ["--print-only"])
+        proc = subprocess.run(args, capture_output=True, text=True)
+        folder = Path(proc.stdout.strip()) if proc.stdout.strip() else None
+        if proc.returncode != 0 or folder is None:
+            raise TestbedError("kube-apiserver and etcd are not built; run: python3 tools/build_testbin.py"
+                               + (f"\n{proc.stderr.strip()}" if build else ""))
+        apiserver, etcd = apiserver or str(folder / "kube-apiserver"), etcd or str(folder / "etcd")
+    for binary in (apiserver, etcd):
+        if not os.access(binary, os.X_OK):
+            raise TestbedError(f"{binary} is not an executable; run: python3 tools/build_testbin.py")
+    return Path(apiserver), Path(etcd)
 
 
 def _die_with_parent() -> None:

@@ -1,0 +1,64 @@
+"""The harness around the control plane: real binaries, skip outside CI, fail under CI, the README's demo."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from testfixtures import compare
+
+import testbed
+from conftest import BIN, ROOT
+
+
+@pytest.mark.cluster
+def test_kube_apiserver_reports_the_real_version(plane: testbed.ControlPlane) -> None:
+    out = subprocess.run([str(plane.apiserver_bin), "--version"], capture_output=True, text=True).stdout
+    compare(out.strip(), expected="Kubernetes v1.37.2")
+
+
+def run_one_cluster_test(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("CI", "KUBEBUILDER_ASSETS")}
+    clean.update(TEST_ASSET_KUBE_APISERVER=str(tmp_path / "missing"), TEST_ASSET_ETCD=str(tmp_path / "missing"), **env)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                           "tests/test_harness.py::test_short_name"], cwd=ROOT, env=clean,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_without_binaries_cluster_tests_skip_with_the_build_command(tmp_path: Path) -> None:
+    proc = run_one_cluster_test(tmp_path)
+    compare(proc.returncode, expected=0, suffix=proc.stdout)
+    assert "1 skipped" in proc.stdout and "run: python3 tools/build_testbin.py" in proc.stdout
+
+
+def test_under_ci_missing_binaries_fail_the_run(tmp_path: Path) -> None:
+    proc = run_one_cluster_test(tmp_path, CI="true")
+    assert proc.returncode != 0 and "CI must run the real-cluster tests" in proc.stdout, proc.stdout
+
+
+@pytest.mark.cluster
+def test_the_readme_demo(plane: testbed.ControlPlane) -> None:
+    """`python tools/testbed.py demo`: starts, shows describe, keeps running, stops cleanly on Ctrl-C."""
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    demo = subprocess.Popen([sys.executable, "tools/testbed.py", "demo"], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines: list[str] = []
+    ends = time.monotonic() + 120
+    while time.monotonic() < ends:
+        line = demo.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("Running until interrupted"):
+            break
+    text = "".join(lines)
+    demo.send_signal(signal.SIGINT)
+    compare(demo.wait(timeout=60), expected=0, suffix=text)
+    assert "export KUBECONFIG=" in text and "kubeconfig-alice" in text and "kubeconfig-victor" in text
+    assert "Approval:     required, pending" in text and "(verified)" in text
+    for role in ("waiting", "acknowledgement", "validating", "ended"):
+        assert f"  {role} " in text
