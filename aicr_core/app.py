@@ -9,7 +9,6 @@ what is not used.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import traceback

@@ -119,7 +119,7 @@ def test_exec_credential_plugin_user(aicr: Aicr, plane: testbed.ControlPlane, se
     name = seed.rollout()
     proc = as_user(aicr, plane, "erin", "approve", name, "--reason", "via exec plugin")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
-    assert f"approved by erin" in proc.stdout
+    assert "approved by erin" in proc.stdout
     assert plane.exec_token not in proc.stdout + proc.stderr
 
 
