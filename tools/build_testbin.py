@@ -191,7 +191,7 @@ def build(folder: Path) -> dict[str, float]:
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
     }
     (folder / "build-figures.json").write_text(json.dumps(figures, indent=2) + "\n")
-    log("cold build figures: " + json.dumps(figures))
+    log("build figures (cold only when the Go caches were empty): " + json.dumps(figures))
     return figures
 
 
