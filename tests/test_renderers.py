@@ -105,3 +105,15 @@ def test_a_64_step_rollout_with_a_1_mib_report() -> None:
     text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
         r, describe.verify_report(api.sha256_digest(report), report))))
     compare((text.count("release-"), text.count("  safe  ")), expected=(64, 128))
+
+
+def test_the_describe_document_keeps_its_documented_keys() -> None:
+    """docs/output.md promises these keys to scripts; changing them is a breaking change."""
+    data = describe_result(**STATES["approved"]).data
+    compare(list(data), expected=["rollout", "runtimeUID", "transition", "phase", "outcome", "deadline", "approval",
+                                  "message", "inventory", "steps", "assessment", "records", "acknowledgements"])
+    compare(list(data["approval"]), expected=["required", "user", "expires", "reason", "revocation"])
+    compare(list(data["steps"][0]), expected=["release", "operation", "assessment", "changesCRDs", "state", "message"])
+    documented = (Path(__file__).parent.parent / "docs" / "output.md").read_text()
+    for key in data:
+        assert f"`{key}" in documented, key
