@@ -98,8 +98,13 @@ def test_a_broken_command_does_not_stop_the_others(aicr: Aicr, site_package: Non
     proc = aicr("broken")
     compare(proc.returncode, expected=1)
     assert error_line(proc).startswith("error: [PLUGIN_ERROR] aicr.commands 'broken' from aicr-broken-example")
+    proc = aicr("help", "-o", "broken-format")
+    compare(proc.returncode, expected=1)
+    assert error_line(proc).startswith("error: [PLUGIN_ERROR] aicr.renderers 'broken-format' from aicr-broken-example")
+    compare(aicr("help", "-o", "csv").returncode, expected=0)  # the other renderers still work
     listing = {p["name"]: p["status"] for p in json.loads(aicr("plugins", "-o", "json").stdout)["plugins"]}
-    compare((listing["broken"], listing["broken-policy"], listing["change-ticket"]), expected=("failed", "failed", "ok"))
+    compare((listing["broken"], listing["broken-format"], listing["broken-policy"], listing["change-ticket"]),
+            expected=("failed", "failed", "failed", "ok"))
 
 
 @pytest.mark.cluster
