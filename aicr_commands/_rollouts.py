@@ -44,28 +44,20 @@ def connect(args: argparse.Namespace) -> Cluster:
     return kube.connect(args.kubeconfig, args.context)
 
 
-def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
-    from aicr_core import operator_api as api
-
+def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
+    """GET one object; a 404 says which object in words (`what`), not the server's path."""
     try:
-        return api.parse_rollout(cluster.get(api.rollout_path(name)))
+        return cluster.get(path)
     except AicrError as err:
         if err.code == "NOT_FOUND":
-            raise AicrError("NOT_FOUND", f"rollout {name} not found") from None
+            raise AicrError("NOT_FOUND", f"{what} not found") from None
         raise
 
 
-def write_rollout(cluster: Cluster, rollout: api.Rollout, patch: dict[str, Any],
-                  explain_conflict: Callable[[api.Rollout], AicrError]) -> api.Rollout:
-    """One conditional write; on a lost race, re-read and say who won (`explain_conflict`)."""
+def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
     from aicr_core import operator_api as api
 
-    try:
-        return api.parse_rollout(cluster.patch(api.rollout_path(rollout.name), patch))
-    except AicrError as err:
-        if err.code != "CONFLICT":
-            raise
-    raise explain_conflict(read_rollout(cluster, rollout.name))
+    return api.parse_rollout(get_object(cluster, api.rollout_path(name), f"rollout {name}"))
 
 
 class RolloutWrite:
@@ -92,4 +84,13 @@ class RolloutWrite:
                             context=PolicyContext.from_args(self.command, self.args), **proposed)
 
     def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> None:
-        write_rollout(self.cluster, self.rollout, patch, explain_conflict)
+        """One conditional write; on a lost race, re-read and say who won (`explain_conflict`)."""
+        from aicr_core import operator_api as api
+
+        try:
+            self.cluster.patch(api.rollout_path(self.rollout.name), patch)
+            return
+        except AicrError as err:
+            if err.code != "CONFLICT":
+                raise
+        raise explain_conflict(read_rollout(self.cluster, self.rollout.name))

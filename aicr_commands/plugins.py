@@ -14,6 +14,11 @@ class Plugins(AicrCommand):
     """List installed commands, renderers and policies with their distribution, version and load status."""
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core.policy import load_policies
+
+        # The policy loader imports, registers and validates (check_pending) every policy: its
+        # failures are the policies' status; importing them again here would only repeat that.
+        policy_failures = load_policies().failures
         rows: list[dict[str, Any]] = []
         for group_name in plugins.GROUPS:
             group = plugins.PluginGroup(group_name)
@@ -22,25 +27,18 @@ class Plugins(AicrCommand):
                 for info in group.infos(name):
                     distribution, version = plugins.distribution_and_version(info)
                     status, error = "ok", None
-                    try:
-                        plugins.load_target(info)
-                    except AicrError as err:
-                        status, error = "failed", err.message
+                    if group_name == plugins.POLICIES:
+                        if name in policy_failures:
+                            status, error = "failed", policy_failures[name]
+                    else:
+                        try:
+                            plugins.load_target(info)
+                        except AicrError as err:
+                            status, error = "failed", err.message
                     if name in conflicts:
                         status, error = "conflict", "also claimed by " + ", ".join(
                             i.target for i in conflicts[name] if i is not info)
                     rows.append({"group": group_name, "name": name, "target": info.target,
                                  "distribution": distribution, "version": version,
                                  "status": status, "error": error})
-        policy_failures = _policy_failures()
-        for row in rows:
-            if row["group"] == plugins.POLICIES and row["status"] == "ok" and row["name"] in policy_failures:
-                row["status"], row["error"] = "failed", policy_failures[row["name"]]
         return Result("PluginList", {"plugins": rows})
-
-
-def _policy_failures() -> dict[str, str]:
-    """Policies that import but fail registration or hook validation (a misspelt hook, say)."""
-    from aicr_core.policy import load_policies
-
-    return load_policies().failures

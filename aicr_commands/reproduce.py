@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aicr_commands._rollouts import connect
+from aicr_commands._rollouts import connect, get_object
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
@@ -34,29 +34,20 @@ class Reproduce(AicrCommand):
         wanted = api.plan_names(args.plan) if args.plan else None
         cluster = connect(args)
         if wanted is None:
-            runtime = api.parse_runtime(_get(cluster, api.runtime_path(), f"ClusterRuntime {api.RUNTIME_NAME}"))
+            runtime = api.parse_runtime(get_object(cluster, api.runtime_path(), f"ClusterRuntime {api.RUNTIME_NAME}"))
             digest = runtime.active_plan or runtime.candidate_plan
             if not digest:
                 raise AicrError("NO_PLAN", "the ClusterRuntime has neither an active nor a candidate plan")
             wanted = (api.plan_configmap_name(digest), digest)
         name, digest = wanted
         where = f"{args.operator_namespace}/{name}"
-        plan = api.parse_plan(_get(cluster, api.configmap_path(args.operator_namespace, name), f"plan {where}"))
+        plan = api.parse_plan(get_object(cluster, api.configmap_path(args.operator_namespace, name), f"plan {where}"))
         recipe = checked_recipe(plan, name, digest)
         target = write_atomically(Path(args.dir) / "recipe.json", recipe)
         return Result("Reproduction", {
             "plan": plan.digest, "configMap": where, "aicrImage": plan.aicr_image, "bundle": plan.bundle,
             "recipe": str(target), "renderFlags": list(plan.render_flags or ()),
             "commands": commands(plan, Path(args.dir))})
-
-
-def _get(cluster, path: str, what: str) -> dict:  # type: ignore[no-untyped-def]
-    try:
-        return cluster.get(path)
-    except AicrError as err:
-        if err.code == "NOT_FOUND":
-            raise AicrError("NOT_FOUND", f"{what} not found") from None
-        raise
 
 
 def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:

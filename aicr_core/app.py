@@ -20,7 +20,7 @@ from cliff.commandmanager import CommandManager
 
 from aicr_core import plugins
 from aicr_core.command import AicrCommand
-from aicr_core.errors import EXIT_OK, EXIT_USAGE, AicrError, HelpRequested, UsageError
+from aicr_core.errors import EXIT_OK, AicrError, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.renderer import Renderer
 from aicr_core.result import Result
@@ -44,9 +44,6 @@ class EntryPointCommands(CommandManager):
 
     def add_command(self, name: str, command_class: type) -> None:
         """cliff's App adds its own `help` and `complete`; ours come from entry points."""
-
-    def names(self) -> list[str]:
-        return self.group.names()
 
     def find_command(self, argv: list[str]) -> tuple[type[AicrCommand], str, list[str]]:  # type: ignore[override]
         name = argv[0]
@@ -188,5 +185,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 def console_script() -> None:
     sys.exit(main())
 
-
-__all__ = ["AicrApp", "EXIT_USAGE", "Result", "main"]

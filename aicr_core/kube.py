@@ -116,8 +116,6 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
         # persist_config=False: never write refreshed credentials back into the user's files.
         api = new_client_from_config(config_file=config_file, context=context, persist_config=False,
                                      client_configuration=configuration)
-    except AicrError:
-        raise
     except ConfigException as err:
         message = _first_line(str(err))
         if context and f"Expected object with name {context} " in message:
@@ -126,7 +124,6 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
     except Exception as err:  # noqa: BLE001 - broken YAML, unreadable file, failing exec plugin
         raise AicrError("KUBECONFIG", f"cannot load the kubeconfig: {type(err).__name__}: "
                         f"{_first_line(str(err))}") from None
-    api.configuration.retries = False
     if client_errors.messages:
         # The client logs a failing exec credential plugin and goes on as system:anonymous.
         raise AicrError("KUBECONFIG", f"credentials plugin failed: {client_errors.messages[0]}")
@@ -145,8 +142,13 @@ class _ClientErrors(logging.Handler):
 
     @classmethod
     def install(cls) -> _ClientErrors:
-        handler = cls()
-        logging.getLogger().addHandler(handler)  # the client logs to the root logger
+        """One handler per process on the root logger (where the client logs), emptied for each connect."""
+        root = logging.getLogger()
+        handler = next((h for h in root.handlers if isinstance(h, cls)), None)
+        if handler is None:
+            handler = cls()
+            root.addHandler(handler)
+        handler.messages.clear()
         return handler
 
 

@@ -21,15 +21,12 @@ from aicr_core.errors import AicrError
 GROUP = "operator.aicr.run"
 VERSION = "v1alpha1"
 RUNTIME_NAME = "cluster"
-ROLLOUT_NAME = re.compile(r"^rollout-[0-9a-f]{16}-[1-9][0-9]*$")
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 PLAN_CONFIGMAP = re.compile(r"^aicr-plan-([0-9a-f]{16})$")
 
 PHASE_AWAITING_ACKNOWLEDGEMENT = "AwaitingAcknowledgement"
-PHASE_VALIDATING = "Validating"
 PHASE_ENDED = "Ended"
 
-LABEL_ROLE = f"{GROUP}/role"
 ANNOTATION_DIGEST = f"{GROUP}/digest"
 ANNOTATION_SOURCE = f"{GROUP}/source"
 SOURCE_APPLICATIONS = "applications"

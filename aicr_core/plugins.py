@@ -35,10 +35,6 @@ class PluginInfo:
     name: str
     target: str  # "module:attribute"
 
-    @property
-    def module(self) -> str:
-        return self.target.partition(":")[0]
-
 
 class PluginGroup:
     """The entry points of one group, by name; loads one on request."""
@@ -99,7 +95,7 @@ def load_target(info: PluginInfo) -> Any:
     return loaded[0]
 
 
-_dist_by_module: dict[str, tuple[str, str]] | None = None
+_dist_by_entry_point: dict[str, tuple[str, str]] | None = None
 
 
 def distribution_of(info: PluginInfo) -> str:
@@ -109,12 +105,12 @@ def distribution_of(info: PluginInfo) -> str:
 
 
 def distribution_and_version(info: PluginInfo) -> tuple[str, str]:
-    global _dist_by_module
-    if _dist_by_module is None:
-        _dist_by_module = {}
+    global _dist_by_entry_point
+    if _dist_by_entry_point is None:
+        _dist_by_entry_point = {}
         for dist in importlib.metadata.distributions():
             for ep in dist.entry_points:
                 if ep.group in GROUPS:
-                    _dist_by_module[f"{ep.group}\0{ep.name}\0{ep.value}"] = (
+                    _dist_by_entry_point[f"{ep.group}\0{ep.name}\0{ep.value}"] = (
                         dist.metadata["Name"], dist.version)
-    return _dist_by_module.get(f"{info.group}\0{info.name}\0{info.target}", ("unknown", ""))
+    return _dist_by_entry_point.get(f"{info.group}\0{info.name}\0{info.target}", ("unknown", ""))

@@ -83,3 +83,24 @@ def test_library_warnings_become_one_warning_line() -> None:
         app.configure_logging()
     logging.getLogger("stevedore.extension").error("Could not load %r: %s", "ticket", "No module named 'x'\nmore")
     compare(app.stderr.getvalue(), expected="warning: Could not load 'ticket': No module named 'x'\n")
+
+
+def test_the_session_never_retries_and_installs_one_log_handler(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A retry would run behind the shared deadline's back; handlers must not pile up per connect."""
+    import json
+
+    from aicr_core import kube
+
+    kc = tmp_path / "kc"
+    kc.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": {"token": "t"}}], "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    try:
+        for _ in range(3):
+            cluster = kube.connect(str(kc), None)
+        compare(cluster.api.rest_client.pool_manager.connection_pool_kw["retries"].total, expected=False)
+        compare(sum(isinstance(h, kube._ClientErrors) for h in logging.getLogger().handlers), expected=1)
+    finally:
+        for handler in [h for h in logging.getLogger().handlers if isinstance(h, kube._ClientErrors)]:
+            logging.getLogger().removeHandler(handler)

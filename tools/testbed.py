@@ -199,12 +199,6 @@ class ControlPlane:
         if not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> ControlPlane:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     # pieces ------------------------------------------------------------------------
     def _write_pki(self) -> None:
         pki = self.workdir / "pki"
