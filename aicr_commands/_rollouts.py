@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, UsageError
+from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
@@ -49,8 +49,8 @@ def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
     try:
         return cluster.get(path)
     except AicrError as err:
-        if err.code == "NOT_FOUND":
-            raise AicrError("NOT_FOUND", f"{what} not found") from None
+        if err.code == Code.NOT_FOUND:
+            raise AicrError(Code.NOT_FOUND, f"{what} not found") from None
         raise
 
 
@@ -91,6 +91,6 @@ class RolloutWrite:
             self.cluster.patch(api.rollout_path(self.rollout.name), patch)
             return
         except AicrError as err:
-            if err.code != "CONFLICT":
+            if err.code != Code.CONFLICT:
                 raise
         raise explain_conflict(read_rollout(self.cluster, self.rollout.name))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -39,11 +39,11 @@ class Acknowledge(AicrCommand):
 
 def awaited_release(rollout: api.Rollout) -> str:
     if not rollout.awaiting_acknowledgement or not rollout.awaiting_release:
-        raise AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
+        raise AicrError(Code.NOT_AWAITING_ACKNOWLEDGEMENT,
                         f"rollout {rollout.name} is not awaiting an acknowledgement (phase {rollout.phase})")
     done = [a for a in rollout.acknowledgements if a.release == rollout.awaiting_release]
     if done:
-        raise AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
+        raise AicrError(Code.NOT_AWAITING_ACKNOWLEDGEMENT,
                         f"rollout {rollout.name}: {done[0].release} was already acknowledged by {done[0].user}; "
                         "the operator has yet to continue")
     return rollout.awaiting_release
@@ -53,7 +53,7 @@ def lost_race(current: api.Rollout) -> AicrError:
     mine = [a for a in current.acknowledgements if a.release == current.awaiting_release]
     if not current.awaiting_acknowledgement or mine:
         who = f" by {mine[0].user}" if mine else ""
-        return AicrError("NOT_AWAITING_ACKNOWLEDGEMENT",
+        return AicrError(Code.NOT_AWAITING_ACKNOWLEDGEMENT,
                          f"rollout {current.name} was acknowledged{who} or moved on meanwhile (now {current.phase})")
-    return AicrError("CONFLICT", f"rollout {current.name} changed while acknowledging; "
+    return AicrError(Code.CONFLICT, f"rollout {current.name} changed while acknowledging; "
                      "nothing was written, run the command again")

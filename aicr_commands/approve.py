@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -43,29 +43,29 @@ class Approve(AicrCommand):
 def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: datetime) -> datetime:
     """When the approval ends; raises the upstream refusals in the order a user expects them."""
     if rollout.ended:
-        raise AicrError("ENDED", f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
+        raise AicrError(Code.ENDED, f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
     if not rollout.approval_required:
-        raise AicrError("APPROVAL_NOT_REQUIRED", f"rollout {rollout.name} needs no approval")
+        raise AicrError(Code.APPROVAL_NOT_REQUIRED, f"rollout {rollout.name} needs no approval")
     if rollout.approval is not None:
         raise already_approved(rollout)
     if expires is not None:
         return now + expires
     if rollout.deadline is None:
-        raise AicrError("INVALID_OBJECT", f"rollout {rollout.name} records no deadline; pass --expires")
+        raise AicrError(Code.INVALID_OBJECT, f"rollout {rollout.name} records no deadline; pass --expires")
     if rollout.deadline <= now:
-        raise AicrError("DEADLINE_PASSED", f"rollout {rollout.name}'s deadline "
+        raise AicrError(Code.DEADLINE_PASSED, f"rollout {rollout.name}'s deadline "
                         f"{clock.format_time(rollout.deadline)} has passed; pass --expires to approve anyway")
     return rollout.deadline
 
 
 def already_approved(rollout: api.Rollout) -> AicrError:
     assert rollout.approval is not None
-    return AicrError("ALREADY_APPROVED", f"rollout {rollout.name} is already approved by "
+    return AicrError(Code.ALREADY_APPROVED, f"rollout {rollout.name} is already approved by "
                      f"{rollout.approval.user} until {clock.format_time(rollout.approval.expires)}")
 
 
 def lost_race(current: api.Rollout) -> AicrError:
     if current.approval is not None:
         return already_approved(current)
-    return AicrError("CONFLICT", f"rollout {current.name} changed while approving (now {current.phase}); "
+    return AicrError(Code.CONFLICT, f"rollout {current.name} changed while approving (now {current.phase}); "
                      "nothing was written, run the command again")

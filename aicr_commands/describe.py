@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -42,9 +42,9 @@ def read_assessment(cluster: Cluster, namespace: str, digest: str | None) -> dic
     try:
         configmap = cluster.get(api.configmap_path(namespace, name))
     except AicrError as err:
-        if err.code == "NOT_FOUND":
+        if err.code == Code.NOT_FOUND:
             return {"status": "missing", "digest": digest, "configMap": f"{namespace}/{name}"}
-        if err.code == "FORBIDDEN":
+        if err.code == Code.FORBIDDEN:
             return {"status": "unavailable", "digest": digest, "error": err.message}
         raise
     return verify_report(digest, api.report_text(configmap))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from aicr_commands._rollouts import connect, get_object
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class Reproduce(AicrCommand):
             runtime = api.parse_runtime(get_object(cluster, api.runtime_path(), f"ClusterRuntime {api.RUNTIME_NAME}"))
             digest = runtime.active_plan or runtime.candidate_plan
             if not digest:
-                raise AicrError("NO_PLAN", "the ClusterRuntime has neither an active nor a candidate plan")
+                raise AicrError(Code.NO_PLAN, "the ClusterRuntime has neither an active nor a candidate plan")
             wanted = (api.plan_configmap_name(digest), digest)
         name, digest = wanted
         where = f"{args.operator_namespace}/{name}"
@@ -56,16 +56,16 @@ def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:
 
     expected = digest or f"sha256:{api.PLAN_CONFIGMAP.match(name).group(1)}"  # type: ignore[union-attr]
     if not plan.digest.startswith(expected) or not api.is_digest(plan.digest):
-        raise AicrError("NOT_FOUND", f"ConfigMap {name} records plan {plan.digest or 'nothing'}, "
+        raise AicrError(Code.NOT_FOUND, f"ConfigMap {name} records plan {plan.digest or 'nothing'}, "
                         f"not {expected}: it is not that plan")
     if plan.from_applications or plan.recipe is None:
-        raise AicrError("NO_RECIPE", f"plan {plan.digest} was rebuilt from the Argo CD Applications; "
+        raise AicrError(Code.NO_RECIPE, f"plan {plan.digest} was rebuilt from the Argo CD Applications; "
                         "it has no recipe to reproduce")
     if plan.render_flags is None:
-        raise AicrError("NO_RENDER_FLAGS", f"plan {plan.digest} does not record the flags it was rendered with")
+        raise AicrError(Code.NO_RENDER_FLAGS, f"plan {plan.digest} does not record the flags it was rendered with")
     actual = api.sha256_digest(plan.recipe)
     if actual != plan.recipe_digest:
-        raise AicrError("DIGEST_MISMATCH", f"plan {plan.digest}: recipe.json has digest {actual}, "
+        raise AicrError(Code.DIGEST_MISMATCH, f"plan {plan.digest}: recipe.json has digest {actual}, "
                         f"the plan records {plan.recipe_digest or 'none'}; nothing was written")
     return plan.recipe
 
@@ -91,7 +91,7 @@ def write_atomically(target: Path, text: str) -> Path:
             Path(temporary).unlink(missing_ok=True)
             raise
     except OSError as err:
-        raise AicrError("WRITE_FAILED", f"cannot write {target}: {err.strerror or err}") from None
+        raise AicrError(Code.WRITE_FAILED, f"cannot write {target}: {err.strerror or err}") from None
     return target
 
 

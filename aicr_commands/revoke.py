@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -40,21 +40,21 @@ class Revoke(AicrCommand):
 
 def refuse_revocation(rollout: api.Rollout) -> None:
     if rollout.ended:
-        raise AicrError("ENDED", f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
+        raise AicrError(Code.ENDED, f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
     if rollout.revocation is not None:
         raise already_revoked(rollout)
     if rollout.approval is None:
-        raise AicrError("NOT_APPROVED", f"rollout {rollout.name} is not approved; there is nothing to revoke")
+        raise AicrError(Code.NOT_APPROVED, f"rollout {rollout.name} is not approved; there is nothing to revoke")
 
 
 def already_revoked(rollout: api.Rollout) -> AicrError:
     assert rollout.revocation is not None
-    return AicrError("ALREADY_REVOKED", f"rollout {rollout.name} was already revoked by "
+    return AicrError(Code.ALREADY_REVOKED, f"rollout {rollout.name} was already revoked by "
                      f"{rollout.revocation.user} at {clock.format_time(rollout.revocation.time)}")
 
 
 def lost_race(current: api.Rollout) -> AicrError:
     if current.revocation is not None:
         return already_revoked(current)
-    return AicrError("CONFLICT", f"rollout {current.name} changed while revoking (now {current.phase}); "
+    return AicrError(Code.CONFLICT, f"rollout {current.name} changed while revoking (now {current.phase}); "
                      "nothing was written, run the command again")

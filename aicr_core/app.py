@@ -20,7 +20,7 @@ from cliff.commandmanager import CommandManager
 
 from aicr_core import plugins
 from aicr_core.command import AicrCommand
-from aicr_core.errors import EXIT_OK, AicrError, HelpRequested, UsageError
+from aicr_core.errors import EXIT_OK, AicrError, Code, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.renderer import Renderer
 from aicr_core.result import Result
@@ -88,14 +88,15 @@ class AicrApp(App):
             self.print_error(err)
             return err.exit_code
         except KeyboardInterrupt:
-            self.stderr.write("error: [INTERRUPTED] interrupted\n")
-            return 130
+            interrupted = AicrError(Code.INTERRUPTED, "interrupted")
+            self.print_error(interrupted)
+            return interrupted.exit_code
         except BrokenPipeError:
             return 141
         except Exception as err:  # noqa: BLE001 - the last line of defence: a bug, not a traceback
             if debug_enabled():
                 traceback.print_exc(file=self.stderr)
-            self.print_error(AicrError("INTERNAL", f"{type(err).__name__}: {err} "
+            self.print_error(AicrError(Code.INTERNAL, f"{type(err).__name__}: {err} "
                                        "(a bug; run with AICR_DEBUG=1 for the traceback)"))
             return 1
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 
 DEFAULT_SECONDS = 30.0
 
@@ -21,9 +21,9 @@ def configured_seconds() -> float:
     try:
         seconds = float(raw)
     except ValueError:
-        raise AicrError("USAGE", f"AICR_DEADLINE_SECONDS={raw!r} is not a number of seconds") from None
+        raise AicrError(Code.USAGE, f"AICR_DEADLINE_SECONDS={raw!r} is not a number of seconds") from None
     if seconds <= 0:
-        raise AicrError("USAGE", "AICR_DEADLINE_SECONDS must be positive")
+        raise AicrError(Code.USAGE, "AICR_DEADLINE_SECONDS must be positive")
     return seconds
 
 
@@ -40,4 +40,4 @@ class Deadline:
         return left
 
     def expired(self) -> AicrError:
-        return AicrError("TIMEOUT", f"the API calls of this command did not finish within {self.seconds:g}s")
+        return AicrError(Code.TIMEOUT, f"the API calls of this command did not finish within {self.seconds:g}s")

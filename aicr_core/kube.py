@@ -26,7 +26,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, new_client_from_config
 
 from aicr_core.deadline import Deadline
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -62,7 +62,7 @@ class Cluster:
         info = review.get("status", {}).get("userInfo", {})
         username = info.get("username")
         if not isinstance(username, str) or not username:
-            raise AicrError("UNAUTHORIZED", "the API server did not report a username for these credentials")
+            raise AicrError(Code.UNAUTHORIZED, "the API server did not report a username for these credentials")
         return Identity(username, tuple(g for g in info.get("groups", []) if isinstance(g, str)))
 
     def _call(self, method: str, path: str, *, body: Any = None,
@@ -88,7 +88,7 @@ class Cluster:
         try:
             return json.loads(data or b"{}")
         except ValueError:
-            raise AicrError("UNAVAILABLE", f"{method} {path}: the API server's answer is not JSON") from None
+            raise AicrError(Code.UNAVAILABLE, f"{method} {path}: the API server's answer is not JSON") from None
 
 
 def _trace(method: str, path: str) -> None:
@@ -105,9 +105,9 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
     config_file = kubeconfig or os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION
     paths = [Path(p).expanduser() for p in config_file.split(os.pathsep) if p]
     if kubeconfig and not Path(kubeconfig).expanduser().is_file():
-        raise AicrError("KUBECONFIG", f"kubeconfig {kubeconfig} does not exist or is not a file")
+        raise AicrError(Code.KUBECONFIG, f"kubeconfig {kubeconfig} does not exist or is not a file")
     if not any(p.is_file() for p in paths):
-        raise AicrError("KUBECONFIG", f"no kubeconfig found (looked at {config_file}); "
+        raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {config_file}); "
                         "pass --kubeconfig or set KUBECONFIG")
     configuration = Configuration()
     configuration.retries = False  # never retry behind the deadline's back
@@ -120,13 +120,13 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
         message = _first_line(str(err))
         if context and f"Expected object with name {context} " in message:
             message = f'context "{context}" not found in the kubeconfig ({config_file})'
-        raise AicrError("KUBECONFIG", message) from None
+        raise AicrError(Code.KUBECONFIG, message) from None
     except Exception as err:  # noqa: BLE001 - broken YAML, unreadable file, failing exec plugin
-        raise AicrError("KUBECONFIG", f"cannot load the kubeconfig: {type(err).__name__}: "
+        raise AicrError(Code.KUBECONFIG, f"cannot load the kubeconfig: {type(err).__name__}: "
                         f"{_first_line(str(err))}") from None
     if client_errors.messages:
         # The client logs a failing exec credential plugin and goes on as system:anonymous.
-        raise AicrError("KUBECONFIG", f"credentials plugin failed: {client_errors.messages[0]}")
+        raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {client_errors.messages[0]}")
     return Cluster(api, deadline)
 
 
@@ -172,23 +172,23 @@ def api_error(err: ApiException) -> AicrError:
         kind, _, detail = (err.reason or "").partition("\n")
         detail = _first_line(detail or kind)
         if "SSL" in kind:
-            return AicrError("UNAVAILABLE", f"TLS failure talking to the API server: {detail}")
-        return AicrError("UNAVAILABLE", f"cannot reach the API server: {detail}")
+            return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {detail}")
+        return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {detail}")
     if status == 401:
-        return AicrError("UNAUTHORIZED", f"the API server rejected the credentials: {message}")
+        return AicrError(Code.UNAUTHORIZED, f"the API server rejected the credentials: {message}")
     if status == 403 and not _is_admission(message):
-        return AicrError("FORBIDDEN", message)
+        return AicrError(Code.FORBIDDEN, message)
     if status in (403, 422) or (status == 400 and _is_admission(message)):
-        return AicrError("ADMISSION_DENIED", message)
+        return AicrError(Code.ADMISSION_DENIED, message)
     if status == 404:
-        return AicrError("NOT_FOUND", message)
+        return AicrError(Code.NOT_FOUND, message)
     if status == 409:
-        return AicrError("CONFLICT", message)
+        return AicrError(Code.CONFLICT, message)
     if status == 504 or "Timeout" in (err.reason or ""):
-        return AicrError("TIMEOUT", message)
+        return AicrError(Code.TIMEOUT, message)
     if status >= 500 or status == 429 or status == 0:
-        return AicrError("UNAVAILABLE", message)
-    return AicrError("UNAVAILABLE", f"unexpected answer from the API server: {message}")
+        return AicrError(Code.UNAVAILABLE, message)
+    return AicrError(Code.UNAVAILABLE, f"unexpected answer from the API server: {message}")
 
 
 def _is_admission(message: str) -> bool:
@@ -201,15 +201,15 @@ def transport_error(err: BaseException, deadline: Deadline) -> AicrError:
     # NewConnectionError subclasses urllib3's ConnectTimeoutError: test for refusals first.
     if any(isinstance(e, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError,
                           urllib3.exceptions.NameResolutionError, socket.gaierror)) for e in chain):
-        return AicrError("UNAVAILABLE", f"cannot connect to the API server: {last}")
+        return AicrError(Code.UNAVAILABLE, f"cannot connect to the API server: {last}")
     if any(isinstance(e, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)) for e in chain):
         return deadline.expired()
     if any(isinstance(e, (ssl.SSLError, urllib3.exceptions.SSLError)) for e in chain):
-        return AicrError("UNAVAILABLE", f"TLS failure talking to the API server: {last}")
+        return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {last}")
     if any(isinstance(e, ConfigException) for e in chain):
-        return AicrError("KUBECONFIG", _first_line(str(err)))
+        return AicrError(Code.KUBECONFIG, _first_line(str(err)))
     if any(isinstance(e, (urllib3.exceptions.HTTPError, OSError)) for e in chain):
-        return AicrError("UNAVAILABLE", f"cannot reach the API server: {last}")
+        return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {last}")
     raise err
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from aicr_core.clock import format_time, parse_time
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 
 GROUP = "operator.aicr.run"
 VERSION = "v1alpha1"
@@ -84,7 +84,7 @@ class _Reader:
         if value is None:
             return default
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise AicrError("INVALID_OBJECT", f"{self.what}: {path} has an unexpected type")
+            raise AicrError(Code.INVALID_OBJECT, f"{self.what}: {path} has an unexpected type")
         return value
 
     def text(self, path: str, default: str = "") -> str:
@@ -112,7 +112,7 @@ class _Reader:
         try:
             return parse_time(text)
         except ValueError:
-            raise AicrError("INVALID_OBJECT", f"{self.what}: {path} is not a time: {text!r}") from None
+            raise AicrError(Code.INVALID_OBJECT, f"{self.what}: {path} is not a time: {text!r}") from None
 
     def sub(self, path_or_item: str | Any, what: str) -> _Reader:
         node = self._raw(path_or_item) if isinstance(path_or_item, str) else path_or_item
@@ -258,7 +258,7 @@ def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
 def _required_time(reader: _Reader, path: str) -> datetime:
     moment = reader.time(path)
     if moment is None:
-        raise AicrError("INVALID_OBJECT", f"{reader.what}: {path} is missing")
+        raise AicrError(Code.INVALID_OBJECT, f"{reader.what}: {path} is missing")
     return moment
 
 
@@ -330,7 +330,7 @@ def parse_plan(obj: Mapping[str, Any]) -> Plan:
         except ValueError:
             parsed = None
         if not isinstance(parsed, list) or not all(isinstance(f, str) for f in parsed):
-            raise AicrError("INVALID_OBJECT", f"{r.what}: renderFlags is not a JSON array of strings")
+            raise AicrError(Code.INVALID_OBJECT, f"{r.what}: renderFlags is not a JSON array of strings")
         flags = tuple(parsed)
     return Plan(
         configmap=r.text("metadata.name"),
@@ -376,7 +376,7 @@ def parse_report(text: str) -> AssessmentReport:
     try:
         doc = json.loads(text)
     except ValueError as err:
-        raise AicrError("INVALID_OBJECT", f"the assessment report is not valid JSON: {err}") from None
+        raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
     r = _Reader(doc, "assessment report")
     components = []
     for item in r.items("components"):
@@ -413,5 +413,5 @@ def plan_names(plan_ref: str) -> tuple[str, str | None]:
         return plan_configmap_name(plan_ref), plan_ref
     if PLAN_CONFIGMAP.match(plan_ref):
         return plan_ref, None
-    raise AicrError("USAGE", f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
+    raise AicrError(Code.USAGE, f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from stevedore.named import NamedExtensionManager
 
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 
 COMMANDS = "aicr.commands"
 RENDERERS = "aicr.renderers"
@@ -71,7 +71,7 @@ class PluginGroup:
             raise KeyError(name)
         if len(infos) > 1:
             claims = ", ".join(f"{distribution_of(i)} ({i.target})" for i in infos)
-            raise AicrError("PLUGIN_ERROR", f"{self.group} {name!r} is claimed by more than one plugin: "
+            raise AicrError(Code.PLUGIN_ERROR, f"{self.group} {name!r} is claimed by more than one plugin: "
                             f"{claims}; uninstall one of them")
         return load_target(infos[0])
 
@@ -90,7 +90,7 @@ def load_target(info: PluginInfo) -> Any:
     loaded = [ext.plugin for ext in manager if ext.entry_point.value == info.target]
     if failures or not loaded:
         err = failures[0] if failures else LookupError("entry point vanished")
-        raise AicrError("PLUGIN_ERROR", f"{info.group} {info.name!r} from {distribution_of(info)} "
+        raise AicrError(Code.PLUGIN_ERROR, f"{info.group} {info.name!r} from {distribution_of(info)} "
                         f"failed to load: {type(err).__name__}: {err}") from err
     return loaded[0]
 

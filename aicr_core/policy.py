@@ -18,7 +18,7 @@ from typing import Any, Union
 import pluggy
 
 from aicr_core import hookspecs, plugins
-from aicr_core.errors import AicrError
+from aicr_core.errors import AicrError, Code
 
 hookimpl = pluggy.HookimplMarker("aicr")
 
@@ -55,7 +55,7 @@ class PolicySet:
     def check(self, hook: str, **kwargs: Any) -> None:
         """Run every implementation of `hook`; refuse on any violation or failure."""
         if self.failures:
-            raise AicrError("POLICY_ERROR", "policy plugins failed to load; refusing (fail closed)",
+            raise AicrError(Code.POLICY_ERROR, "policy plugins failed to load; refusing (fail closed)",
                             [f"{name}: {why}" for name, why in sorted(self.failures.items())])
         violations: list[Violation] = []
         errors: list[str] = []
@@ -74,9 +74,9 @@ class PolicySet:
                 if bad:
                     errors.append(f"{name}: returned {bad}, not a Violation")
         if errors:
-            raise AicrError("POLICY_ERROR", "a policy failed; refusing (fail closed)", sorted(errors))
+            raise AicrError(Code.POLICY_ERROR, "a policy failed; refusing (fail closed)", sorted(errors))
         if violations:
-            raise AicrError("POLICY_DENIED", f"{len(violations)} policy violation(s); nothing was written",
+            raise AicrError(Code.POLICY_DENIED, f"{len(violations)} policy violation(s); nothing was written",
                             [f"{v.policy}: {v.message}" for v in sorted(violations)])
 
 
