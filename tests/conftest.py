@@ -57,13 +57,19 @@ def home(tmp_path: Path) -> Path:
 class Aicr:
     """Runs `kubectl aicr ...` as a user would: a real kubectl finds the real plugin on PATH."""
 
-    def __init__(self, kubectl: str, home: Path, cwd: Path) -> None:
+    def __init__(self, kubectl: str, home: Path, cwd: Path, env: dict[str, str] | None = None) -> None:
         self.kubectl, self.home, self.cwd = kubectl, home, cwd
+        self.extra_env = dict(env or {})
+
+    def with_env(self, **env: str) -> Aicr:
+        """The same, with more environment (PYTHONPATH of a test's plugins, say)."""
+        return Aicr(self.kubectl, self.home, self.cwd, {**self.extra_env, **env})
 
     def __call__(self, *args: str, kubeconfig: Path | None = None, timeout: float = 90,
                  **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([self.kubectl, "aicr", *args], capture_output=True, text=True, timeout=timeout,
-                              env=aicr_env(self.home, kubeconfig, **env), cwd=self.cwd, stdin=subprocess.DEVNULL)
+                              env=aicr_env(self.home, kubeconfig, **{**self.extra_env, **env}), cwd=self.cwd,
+                              stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture

@@ -1,10 +1,13 @@
-"""An organisation's plugins, installed with pip: they work, are listed, fail safely, and uninstall cleanly."""
+"""An organisation's plugins, installed beside ours: they work, are listed, fail safely, and go away cleanly.
+
+Nothing is installed into the project's virtualenv: each test's plugins live
+in a temporary folder on PYTHONPATH with generated dist-info (plugin_env.py).
+"""
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,30 +15,25 @@ from testfixtures import compare
 
 import testbed
 from conftest import Aicr, error_line
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def pip(*args: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "pip", "-q", *args], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-
-
-@pytest.fixture(scope="module")
-def site_package() -> Iterator[None]:
-    pip("install", "--no-deps", str(EXAMPLES / "aicr-site-example"))
-    yield
-    pip("uninstall", "-y", "aicr-site-example")
+from plugin_env import EXAMPLES, PluginPath
 
 
 @pytest.fixture
-def broken_package() -> Iterator[None]:
-    pip("install", "--no-deps", str(EXAMPLES / "aicr-broken-example"))
-    yield
-    pip("uninstall", "-y", "aicr-broken-example")
+def site_package(aicr: Aicr, tmp_path: Path) -> Aicr:
+    """`kubectl aicr` with the site example installed beside it."""
+    return aicr.with_env(**PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example").env())
 
 
-def test_plugins_lists_ours_and_theirs(aicr: Aicr, site_package: None) -> None:
+@pytest.fixture
+def broken_package(aicr: Aicr, tmp_path: Path) -> Aicr:
+    """`kubectl aicr` with the site example and the broken example installed."""
+    plugins = PluginPath(tmp_path / "broken")
+    plugins.add_example(EXAMPLES / "aicr-site-example").add_example(EXAMPLES / "aicr-broken-example")
+    return aicr.with_env(**plugins.env())
+
+
+def test_plugins_lists_ours_and_theirs(site_package: Aicr) -> None:
+    aicr = site_package
     proc = aicr("plugins", "-o", "json")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     rows = {(p["group"], p["name"]): p for p in json.loads(proc.stdout)["plugins"]}
@@ -49,7 +47,8 @@ def test_plugins_lists_ours_and_theirs(aicr: Aicr, site_package: None) -> None:
 
 
 @pytest.mark.cluster
-def test_site_command_and_renderer(aicr: Aicr, site_package: None, plane: testbed.ControlPlane) -> None:
+def test_site_command_and_renderer(site_package: Aicr, plane: testbed.ControlPlane) -> None:
+    aicr = site_package
     proc = aicr("whoami", "-o", "csv", kubeconfig=plane.kubeconfig_for("alice"))
     compare((proc.returncode, proc.stdout), expected=(0, 'kind,Identity\nusername,alice\n'
                                                          'groups,"[""aicr:approvers"", ""system:authenticated""]"\n'),
@@ -58,8 +57,9 @@ def test_site_command_and_renderer(aicr: Aicr, site_package: None, plane: testbe
 
 
 @pytest.mark.cluster
-def test_site_policy_refuses_before_writing(aicr: Aicr, site_package: None, plane: testbed.ControlPlane,
+def test_site_policy_refuses_before_writing(site_package: Aicr, plane: testbed.ControlPlane,
                                             seed: testbed.Seeder) -> None:
+    aicr = site_package
     name = seed.rollout()
     proc = aicr("approve", name, "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
     compare(proc.returncode, expected=1)
@@ -74,9 +74,10 @@ def test_site_policy_refuses_before_writing(aicr: Aicr, site_package: None, plan
 
 @pytest.mark.cluster
 @pytest.mark.parametrize("before_name", [True, False])
-def test_a_flag_added_by_a_plugin_works_on_either_side(aicr: Aicr, site_package: None,
+def test_a_flag_added_by_a_plugin_works_on_either_side(site_package: Aicr,
                                                        plane: testbed.ControlPlane, seed: testbed.Seeder,
                                                        before_name: bool) -> None:
+    aicr = site_package
     name = seed.rollout()
     words = ["--ticket", "CHG-77", "approve", name] if before_name else ["approve", name, "--ticket", "CHG-77"]
     proc = aicr(*words, "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
@@ -87,7 +88,8 @@ def test_a_flag_added_by_a_plugin_works_on_either_side(aicr: Aicr, site_package:
     assert "This command is provided by the aicr-site-example plugin." in aicr("help", "whoami").stdout
 
 
-def test_a_broken_command_does_not_stop_the_others(aicr: Aicr, site_package: None, broken_package: None) -> None:
+def test_a_broken_command_does_not_stop_the_others(broken_package: Aicr) -> None:
+    aicr = broken_package
     proc = aicr("help")
     compare(proc.returncode, expected=0)
     warnings = sorted(proc.stderr.splitlines())
@@ -108,8 +110,9 @@ def test_a_broken_command_does_not_stop_the_others(aicr: Aicr, site_package: Non
 
 
 @pytest.mark.cluster
-def test_a_broken_policy_fails_every_approval_closed(aicr: Aicr, site_package: None, broken_package: None,
-                                                     plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_a_broken_policy_fails_every_approval_closed(broken_package: Aicr, plane: testbed.ControlPlane,
+                                                     seed: testbed.Seeder) -> None:
+    aicr = broken_package
     name = seed.rollout()
     proc = aicr("approve", name, "--reason", "CHG-1 window", kubeconfig=plane.kubeconfig_for("alice"))
     compare(proc.returncode, expected=1)
@@ -119,28 +122,33 @@ def test_a_broken_policy_fails_every_approval_closed(aicr: Aicr, site_package: N
     compare(proc.returncode, expected=0, suffix=proc.stderr)
 
 
-def test_a_name_claimed_twice_is_refused(aicr: Aicr, site_package: None, tmp_path: Path) -> None:
-    pkg = tmp_path / "shadow"
-    (pkg / "aicr_shadow").mkdir(parents=True)
-    (pkg / "aicr_shadow" / "__init__.py").write_text("")
-    (pkg / "pyproject.toml").write_text((EXAMPLES / "aicr-site-example" / "pyproject.toml").read_text())
-    (pkg / "setup.cfg").write_text("[metadata]\nname = aicr-shadow\nversion = 0.1\n[options]\npackages = aicr_shadow\n"
-                                   "[options.entry_points]\naicr.commands =\n    approve = aicr_shadow:Approve\n")
-    pip("install", "--no-deps", str(pkg))
-    try:
-        proc = aicr("approve", "rollout-3f9a1c0d2b7e4a51-1", "--reason", "x")
-        compare(proc.returncode, expected=1)
-        assert error_line(proc).startswith("error: [PLUGIN_ERROR] aicr.commands 'approve' is claimed by more than one"), proc.stderr
-        assert "aicr-shadow 0.1" in proc.stderr and "kubectl-aicr 0.1.0" in proc.stderr
-    finally:
-        pip("uninstall", "-y", "aicr-shadow")
+def test_a_name_claimed_twice_is_refused(site_package: Aicr, tmp_path: Path) -> None:
+    shadow = PluginPath(tmp_path / "shadow").add(
+        "aicr-shadow", "0.1", {"aicr.commands": {"approve": "aicr_shadow:Approve"}},
+        modules={"aicr_shadow": "from aicr_commands.approve import Approve\n"})
+    aicr = site_package.with_env(PYTHONPATH=f"{shadow.root}:{site_package.extra_env['PYTHONPATH']}")
+    proc = aicr("approve", "rollout-3f9a1c0d2b7e4a51-1", "--reason", "x")
+    compare(proc.returncode, expected=1)
+    assert error_line(proc).startswith("error: [PLUGIN_ERROR] aicr.commands 'approve' is claimed by more than one"), proc.stderr
+    assert "aicr-shadow 0.1" in proc.stderr and "kubectl-aicr 0.1.0" in proc.stderr
+
+
+def test_a_real_pip_install_into_a_target_folder(aicr: Aicr, tmp_path: Path) -> None:
+    """What a site does (pip install), into a folder of the test's own: the packaging itself works."""
+    target = tmp_path / "target"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                           "--target", str(target), str(EXAMPLES / "aicr-site-example")],
+                          capture_output=True, text=True, cwd=tmp_path)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    rows = {p["name"]: p for p in json.loads(aicr("plugins", "-o", "json", PYTHONPATH=str(target)).stdout)["plugins"]}
+    compare((rows["whoami"]["distribution"], rows["whoami"]["status"]), expected=("aicr-site-example", "ok"))
 
 
 @pytest.mark.cluster
-def test_uninstalling_leaves_the_core_working(aicr: Aicr, plane: testbed.ControlPlane,
-                                              seed: testbed.Seeder) -> None:
-    pip("install", "--no-deps", str(EXAMPLES / "aicr-site-example"))
-    pip("uninstall", "-y", "aicr-site-example")
+def test_without_the_site_package_the_core_works(aicr: Aicr, site_package: Aicr, plane: testbed.ControlPlane,
+                                                 seed: testbed.Seeder) -> None:
+    """The same machine without the site's folder on the path: its command is gone, its policy too."""
+    compare(site_package("help").stdout.count("  whoami "), expected=1)
     compare(aicr("help").returncode, expected=0)
     proc = aicr("whoami")
     compare((proc.returncode, error_line(proc)), expected=(2, 'error: [USAGE] unknown command "whoami" for "kubectl aicr"'))
