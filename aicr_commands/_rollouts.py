@@ -44,6 +44,17 @@ def connect(args: argparse.Namespace) -> Cluster:
     return kube.connect(args.kubeconfig, args.context)
 
 
+def waits_for_person(rollout: api.Rollout) -> bool:
+    """AwaitingApproval with no approval yet, or AwaitingAcknowledgement of a release nobody acknowledged."""
+    from aicr_core import operator_api as api
+
+    if rollout.phase == api.PHASE_AWAITING_APPROVAL:
+        return rollout.approval_required and rollout.approval is None
+    if rollout.awaiting_acknowledgement and rollout.awaiting_release:
+        return not any(a.release == rollout.awaiting_release for a in rollout.acknowledgements)
+    return False
+
+
 def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
     """GET one object; a 404 says which object in words (`what`), not the server's path."""
     try:

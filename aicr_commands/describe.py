@@ -79,14 +79,7 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
         "phase": r.phase,
         "outcome": r.outcome or None,
         "deadline": time(r.deadline),
-        "approval": {
-            "required": r.approval_required,
-            "user": r.approval.user if r.approval else None,
-            "expires": time(r.approval.expires) if r.approval else None,
-            "reason": r.approval.reason if r.approval else None,
-            "revocation": {"user": r.revocation.user, "time": time(r.revocation.time),
-                           "reason": r.revocation.reason} if r.revocation else None,
-        },
+        "approval": approval_data(r),
         "message": r.message,
         "inventory": {"releases": r.inventory_releases, "digest": r.inventory_digest},
         "steps": [{"release": s.release, "operation": s.operation, "assessment": s.verdict or None,
@@ -98,4 +91,19 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                     for rec in r.records],
         "acknowledgements": [{"release": a.release, "user": a.user, "time": time(a.time)}
                              for a in r.acknowledgements],
+    }
+
+
+def approval_data(r: api.Rollout) -> dict[str, Any]:
+    """The `approval` object of describe's document (list's items carry the same)."""
+    def time(moment: Any) -> str | None:
+        return clock.format_time(moment) if moment is not None else None
+
+    return {
+        "required": r.approval_required,
+        "user": r.approval.user if r.approval else None,
+        "expires": time(r.approval.expires) if r.approval else None,
+        "reason": r.approval.reason if r.approval else None,
+        "revocation": {"user": r.revocation.user, "time": time(r.revocation.time),
+                       "reason": r.revocation.reason} if r.revocation else None,
     }

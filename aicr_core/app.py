@@ -23,10 +23,11 @@ from aicr_core.command import AicrCommand
 from aicr_core.errors import EXIT_OK, AicrError, Code, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.renderer import Renderer
-from aicr_core.result import Result
+from aicr_core.result import Progress, Result, Stream
 from aicr_core.terminal import safe
 
 PROG = "kubectl aicr"
+CLEAR_SCREEN = "\x1b[H\x1b[2J"  # cursor home, erase the screen: a watch redraws in place
 USAGE = f"""Usage:
   {PROG} COMMAND ROLLOUT [flags]
   {PROG} reproduce [PLAN] [flags]
@@ -118,10 +119,32 @@ class AicrApp(App):
         command = command_class(self, None, cmd_name=name)
         args = command.get_parser(f"{PROG} {name}").parse_args(rest)
         renderer = self.load_renderer(args.output)  # before the command: never write, then fail to print
-        result: Result = command.run(args)
+        result: Result | Stream = command.run(args)
+        if isinstance(result, Stream):
+            self.render_stream(result, renderer)
+        else:
+            self.render(result, renderer)
+        return EXIT_OK
+
+    def render(self, result: Result, renderer: Renderer) -> None:
+        for warning in result.warnings:
+            self.warn(warning)
         renderer.render(result, self.stdout)
         self.stdout.flush()
-        return EXIT_OK
+
+    def render_stream(self, stream: Stream, renderer: Renderer) -> None:
+        """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator."""
+        redraw = self.stdout.isatty()
+        shown = 0
+        for item in stream:
+            if isinstance(item, Progress):
+                self.stderr.write(safe(item.message, allow_newlines=False) + "\n")
+                self.stderr.flush()
+                continue
+            if shown:
+                self.stdout.write(CLEAR_SCREEN if redraw else renderer.separator)
+            self.render(item, renderer)
+            shown += 1
 
     def split_command(self, argv: Sequence[str]) -> tuple[str | None, list[str]]:
         """Find the command name among the words; flags may stand before or after it.

@@ -3,7 +3,7 @@
 A command is a cliff `Command` registered under the `aicr.commands` entry-point
 group. It declares its own arguments, receives parsed arguments that already
 include the common flags (`--kubeconfig`, `--reason`, `-o`, ...), and returns a
-`Result`; it never prints. cliff's `CommandHook`s registered under
+`Result` (or a `Stream` of them, for a watch); it never prints. cliff's `CommandHook`s registered under
 `aicr.commands.<name>` may add flags to it and run before and after it.
 
 A command module is imported by `help` for its summary, so it must not import
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from cliff.command import Command
 
 from aicr_core.flags import FlagParser, add_common_flags
-from aicr_core.result import Result
+from aicr_core.result import Result, Stream
 
 if TYPE_CHECKING:
     from aicr_core.app import AicrApp
@@ -53,10 +53,10 @@ class AicrCommand(Command):
         """cliff's run, except that the command's `Result` is kept for the renderer."""
         parsed_args = self._run_before_hooks(parsed_args)
         result = self.take_action(parsed_args)
-        if not isinstance(result, Result):
+        if not isinstance(result, (Result, Stream)):
             raise TypeError(f"command {self.cmd_name!r} returned {type(result).__name__}, not a Result")
         self._run_after_hooks(parsed_args, 0)
         return result
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Result:  # pragma: no cover - abstract
+    def take_action(self, parsed_args: argparse.Namespace) -> Result | Stream:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -24,8 +24,17 @@ RUNTIME_NAME = "cluster"
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 PLAN_CONFIGMAP = re.compile(r"^aicr-plan-([0-9a-f]{16})$")
 
+PHASE_AWAITING_APPROVAL = "AwaitingApproval"
 PHASE_AWAITING_ACKNOWLEDGEMENT = "AwaitingAcknowledgement"
 PHASE_ENDED = "Ended"
+PHASES = ("Pending", PHASE_AWAITING_APPROVAL, "Progressing", PHASE_AWAITING_ACKNOWLEDGEMENT, "Validating",
+          PHASE_ENDED)
+
+ROLLOUTS = "runtimerollouts"
+ROLLOUT_RESOURCE = f"runtimerollout.{GROUP}"  # how kubectl names the kind: `-o name` prints <this>/<name>
+LABEL_ROLE = f"{GROUP}/role"
+ASSESSMENT_SELECTOR = f"{LABEL_ROLE}=assessment"
+PLAN_SELECTOR = f"{LABEL_ROLE}=plan"
 
 ANNOTATION_DIGEST = f"{GROUP}/digest"
 ANNOTATION_SOURCE = f"{GROUP}/source"
@@ -34,8 +43,25 @@ SOURCE_APPLICATIONS = "applications"
 
 # -- paths -------------------------------------------------------------------------
 
+def group_version_path() -> str:
+    """The discovery document of operator.aicr.run/v1alpha1: which resources the server serves."""
+    return f"/apis/{GROUP}/{VERSION}"
+
+
+def rollouts_path() -> str:
+    return f"/apis/{GROUP}/{VERSION}/{ROLLOUTS}"
+
+
 def rollout_path(name: str) -> str:
-    return f"/apis/{GROUP}/{VERSION}/runtimerollouts/{name}"
+    return f"{rollouts_path()}/{name}"
+
+
+def rollout_reference(name: str) -> str:
+    return f"{ROLLOUT_RESOURCE}/{name}"
+
+
+def configmaps_path(namespace: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/configmaps"
 
 
 def runtime_path() -> str:
@@ -43,7 +69,18 @@ def runtime_path() -> str:
 
 
 def configmap_path(namespace: str, name: str) -> str:
-    return f"/api/v1/namespaces/{namespace}/configmaps/{name}"
+    return f"{configmaps_path(namespace)}/{name}"
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    return _Reader(obj, "object").text("metadata.name")
+
+
+def serves_rollouts(discovery: Mapping[str, Any]) -> bool:
+    """Whether a group-version discovery document (APIResourceList) lists runtimerollouts."""
+    resources = _Reader(discovery, "discovery document")._raw("resources")
+    return isinstance(resources, list) and any(
+        isinstance(r, Mapping) and r.get("name") == ROLLOUTS for r in resources)
 
 
 def short_hex(digest: str) -> str:
@@ -194,6 +231,7 @@ class Rollout:
     # The acknowledgement entries exactly as stored: a merge patch replaces the
     # whole list, and the CRD rule requires existing entries to stay unchanged.
     stored_acknowledgements: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    created: datetime | None = None  # metadata.creationTimestamp
 
     @property
     def ended(self) -> bool:
@@ -252,6 +290,7 @@ def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
         message=status.text("message"),
         awaiting_release=status.text("awaitingRelease"),
         stored_acknowledgements=tuple(spec.items("acknowledgements")),
+        created=r.time("metadata.creationTimestamp"),
     )
 
 

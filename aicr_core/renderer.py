@@ -14,6 +14,10 @@ from aicr_core.result import Result
 
 
 class Renderer(abc.ABC):
+    # Written between two results of a stream (`describe --watch`) when the output is not a
+    # terminal (on a terminal the core redraws instead). YAML's document separator by default.
+    separator: str = "---\n"
+
     @abc.abstractmethod
     def render(self, result: Result, out: TextIO) -> None:
         """Write `result` to `out`."""

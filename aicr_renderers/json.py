@@ -9,6 +9,8 @@ from aicr_core.result import Result
 
 
 class JsonRenderer(Renderer):
+    separator = ""  # a stream is a sequence of JSON documents (jq reads them one by one)
+
     def render(self, result: Result, out: TextIO) -> None:
         # ensure_ascii escapes every control character (\u001b), so a terminal never sees one.
         out.write(json.dumps({"kind": result.kind, **result.data}, indent=2, ensure_ascii=True) + "\n")

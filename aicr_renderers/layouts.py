@@ -5,8 +5,12 @@ Each takes the result's data and returns lines. The strings in quotes in
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
+from aicr_core import clock
+from aicr_renderers import durations
 from aicr_renderers.text import Layout, fields, table, value
 
 
@@ -52,14 +56,20 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
     return lines
 
 
-def approval_text(a: dict[str, Any]) -> str:
+def approval_text(a: dict[str, Any], brief: bool = False) -> str:
+    """describe's wording of an approval; `brief` (a list's column) leaves out reasons and times of revocation."""
     revocation = a.get("revocation")
     if revocation:
+        if brief:
+            return f"revoked by {value(revocation.get('user'))}"
         return (f"revoked by {value(revocation.get('user'))} at {value(revocation.get('time'))}"
                 f" ({value(revocation.get('reason'))})")
     if a.get("user"):
-        return f"approved by {value(a.get('user'))} until {value(a.get('expires'))} ({value(a.get('reason'))})"
-    return "required, pending" if a.get("required") else "not required"
+        approved = f"approved by {value(a.get('user'))} until {value(a.get('expires'))}"
+        return approved if brief else f"{approved} ({value(a.get('reason'))})"
+    if a.get("required"):
+        return "pending" if brief else "required, pending"
+    return "not required"
 
 
 def step_state(state: Any) -> str:
@@ -89,6 +99,67 @@ def assessment_lines(a: dict[str, Any]) -> list[str]:
     if status == "unavailable":
         return [f"Assessment: unavailable ({value(a.get('error'))})"]
     return ["Assessment: none"]
+
+
+def rollout_list(d: dict[str, Any], wide: bool = False) -> list[str]:
+    items = d.get("items") or []
+    if not items:
+        return ["No rollouts found."]
+    now = clock.now()
+    headers = ["NAME", "PHASE", "APPROVAL", "DEADLINE", "WAITING-ON", "ASSESSMENT", "AGE"]
+    if wide:
+        headers += ["TRANSITION", "STEPS"]
+    rows = []
+    for item in items:
+        assessment = item.get("assessment") or {}
+        status = assessment.get("status")
+        row = [value(item.get("name")), phase_text(item.get("phase"), item.get("outcome")),
+               approval_text(item.get("approval") or {}, brief=True),
+               deadline_text(item.get("deadline"), now), value(item.get("waitingOn")),
+               value(assessment.get("verdict") if status == "verified" else status),
+               since(item.get("created"), now, durations.age)]
+        if wide:
+            transition = item.get("transition") or {}
+            row += [f"{short_digest(transition.get('from'))}->{short_digest(transition.get('to'))}",
+                    value(item.get("steps"), "0")]
+        rows.append(row)
+    return table(headers, rows, indent="")
+
+
+def rollout_list_wide(d: dict[str, Any]) -> list[str]:
+    return rollout_list(d, wide=True)
+
+
+def phase_text(phase: Any, outcome: Any) -> str:
+    return f"{value(phase)}/{value(outcome)}" if outcome else value(phase)
+
+
+def deadline_text(deadline: Any, now: datetime) -> str:
+    """`2026-11-30T06:00:00Z (in 2h10m)`, or `... (passed)`."""
+    if not deadline:
+        return "-"
+    try:
+        left = (clock.parse_time(str(deadline)) - now).total_seconds()
+    except ValueError:
+        return value(deadline)
+    return f"{value(deadline)} ({'in ' + durations.countdown(left) if left > 0 else 'passed'})"
+
+
+def since(moment: Any, now: datetime, humanize: Callable[[float], str]) -> str:
+    if not moment:
+        return "-"
+    try:
+        return humanize((now - clock.parse_time(str(moment))).total_seconds())
+    except ValueError:
+        return value(moment)
+
+
+def short_digest(digest: Any) -> str:
+    """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51 (the 16 hex digits names are made of)."""
+    if not digest:
+        return "none"
+    text = str(digest)
+    return value(text.split(":", 1)[1][:16] if ":" in text else text[:16])
 
 
 def approval(d: dict[str, Any]) -> list[str]:
@@ -150,4 +221,10 @@ LAYOUTS: dict[str, Layout] = {
     "Help": help_overview,
     "CommandHelp": command_help,
     "PluginList": plugin_list,
+    "RolloutList": rollout_list,
+}
+
+# `-o wide`: kinds with more columns; any other kind prints as with `-o text`.
+WIDE_LAYOUTS: dict[str, Layout] = {
+    "RolloutList": rollout_list_wide,
 }

@@ -63,9 +63,11 @@ def generic(data: dict[str, Any], indent: str = "") -> list[str]:
 
 
 class TextRenderer(Renderer):
-    def render(self, result: Result, out: TextIO) -> None:
+    def layout(self, kind: str) -> Layout:
         from aicr_renderers.layouts import LAYOUTS
 
-        layout = LAYOUTS.get(result.kind, generic)
-        text = "\n".join(layout(dict(result.data)))
+        return LAYOUTS.get(kind, generic)
+
+    def render(self, result: Result, out: TextIO) -> None:
+        text = "\n".join(self.layout(result.kind)(dict(result.data)))
         out.write(safe(text) + ("\n" if text else ""))
