@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
-from aicr_core.result import Result
+from aicr_core.result import Result, Stream
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
@@ -24,12 +25,39 @@ class Describe(AicrCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
+        parser.add_argument("-w", "--watch", action="store_true",
+                            help="print again after each change of the rollout, until it ends (Ctrl-C stops)")
 
-    def take_action(self, args: argparse.Namespace) -> Result:
+    def take_action(self, args: argparse.Namespace) -> Result | Stream:
+        if args.watch:
+            import math
+
+            from aicr_core.deadline import Deadline
+
+            return Stream(watch(_rollouts.connect(args, Deadline(math.inf)), args))
         cluster = _rollouts.connect(args)
         rollout = _rollouts.read_rollout(cluster, args.rollout)
         assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
         return Result("RolloutDescription", describe(rollout, assessment))
+
+
+def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
+    """The description now, then after each change of the rollout (watch API), until it has ended."""
+    from aicr_core import operator_api as api
+    from aicr_core.watch import follow
+
+    assessment: dict[str, Any] | None = None
+    last = None
+    for obj in follow(cluster, api.rollouts_path(), args.rollout, f"rollout {args.rollout}"):
+        rollout = api.parse_rollout(obj)
+        if assessment is None:  # the digest is immutable: one read serves the whole watch
+            assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
+        description = describe(rollout, assessment)
+        if description != last:
+            yield Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
+            last = description
+        if rollout.ended:
+            return
 
 
 def read_assessment(cluster: Cluster, namespace: str, digest: str | None) -> dict[str, Any]:

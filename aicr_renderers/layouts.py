@@ -162,6 +162,12 @@ def short_digest(digest: Any) -> str:
     return value(text.split(":", 1)[1][:16] if ":" in text else text[:16])
 
 
+def condition_met(d: dict[str, Any]) -> list[str]:
+    outcome = f", {value(d.get('outcome'))}" if d.get("outcome") else ""
+    return [f"rollout {value(d.get('rollout'))}: {value(d.get('condition'))} met "
+            f"(phase {value(d.get('phase'))}{outcome})"]
+
+
 def approval(d: dict[str, Any]) -> list[str]:
     return [f"rollout {value(d.get('rollout'))} approved by {value(d.get('user'))} until {value(d.get('expires'))}"]
 
@@ -222,6 +228,7 @@ LAYOUTS: dict[str, Layout] = {
     "CommandHelp": command_help,
     "PluginList": plugin_list,
     "RolloutList": rollout_list,
+    "ConditionMet": condition_met,
 }
 
 # `-o wide`: kinds with more columns; any other kind prints as with `-o text`.

@@ -1,0 +1,184 @@
+"""`kubectl aicr wait ROLLOUT --for CONDITION [--timeout DURATION]`."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from aicr_commands import _rollouts
+from aicr_core import clock
+from aicr_core.command import AicrCommand
+from aicr_core.errors import AicrError, Code
+from aicr_core.flags import parse_duration
+from aicr_core.result import Progress, Result, Stream
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
+    from aicr_core.kube import Cluster
+
+DEFAULT_TIMEOUT = timedelta(minutes=10)
+CONDITIONS = ("approval", "acknowledgement", "approved", "ended")
+
+
+class Wait(AicrCommand):
+    """Wait until a rollout meets a condition; print each phase change on stderr as it happens.
+
+    CONDITION is one of:
+      approval         someone has approved (spec.approval is set, whatever
+                       happened to it since)
+      acknowledgement  the release the rollout awaits in AwaitingAcknowledgement
+                       has been acknowledged (the first acknowledgement of an
+                       awaited release seen while waiting, or already there)
+      approved         approved, not revoked, and the approval has not expired:
+                       what lets the operator proceed
+      ended            the rollout has ended (any outcome)
+      phase=PHASE      status.phase is PHASE (Pending, AwaitingApproval,
+                       Progressing, AwaitingAcknowledgement, Validating, Ended)
+
+    Exits 0 as soon as the condition holds (at once if it already does) and
+    prints one line on stdout. Fails with ENDED when the rollout ends without
+    meeting it, with UNREACHABLE at once when it can never hold (approval or
+    approved for a rollout that needs no approval; approved once the approval
+    is revoked or expired), with TIMEOUT after --timeout. Uses the watch API
+    from the version it read, survives 410 Gone and dropped connections by
+    reading again; never polls.
+
+    Examples:
+      # Block a script until someone approves, for at most an hour
+      kubectl aicr wait rollout-3f9a1c0d2b7e4a51-1 --for approval --timeout 1h
+
+      # Get back to me when the rollout needs an acknowledgement
+      kubectl aicr wait rollout-3f9a1c0d2b7e4a51-1 --for phase=AwaitingAcknowledgement
+
+      # Wait for the end, whatever the outcome; the outcome is in the JSON
+      kubectl aicr wait rollout-3f9a1c0d2b7e4a51-1 --for ended -o json
+
+    Codes:
+      TIMEOUT      the condition did not hold within --timeout
+      ENDED        the rollout ended without meeting the condition
+      UNREACHABLE  the condition can never hold
+      NOT_FOUND    no such rollout, or it was deleted while waiting
+      KUBECONFIG
+      UNAUTHORIZED
+      FORBIDDEN    you may not get or watch rollouts
+      UNAVAILABLE  the API server stayed unreachable for 30 seconds
+    """
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _rollouts.add_rollout_argument(parser)
+        action = parser.add_argument(
+            "--for", dest="condition", metavar="CONDITION", type=parse_condition,
+            help="approval, acknowledgement, approved, ended or phase=PHASE (required)")
+        action.completer = complete_condition  # type: ignore[attr-defined]
+        parser.add_argument("--timeout", metavar="DURATION", type=parse_duration, default=DEFAULT_TIMEOUT,
+                            help="give up after this long (Go duration; default 10m; 0: check once)")
+
+    def take_action(self, args: argparse.Namespace) -> Stream:
+        from aicr_core.deadline import Deadline
+
+        if args.condition is None:
+            raise AicrError(Code.USAGE, "wait needs --for CONDITION (approval, acknowledgement, approved, "
+                                        "ended or phase=PHASE)")
+        seconds = args.timeout.total_seconds()
+        # --timeout 0 checks once, within the command's usual deadline.
+        cluster = _rollouts.connect(args, Deadline(seconds) if seconds > 0 else None)
+        return Stream(wait(cluster, args.rollout, args.condition, args.timeout))
+
+
+@dataclass
+class Condition:
+    """What `--for` names, and what has been seen of the rollout while waiting."""
+
+    name: str
+    phase: str | None = None
+    awaited: set[str] = field(default_factory=set)  # releases seen awaited in AwaitingAcknowledgement
+
+    def holds(self, r: api.Rollout, now: datetime) -> bool:
+        if r.awaiting_acknowledgement and r.awaiting_release:
+            self.awaited.add(r.awaiting_release)
+        if self.name == "approval":
+            return r.approval is not None
+        if self.name == "approved":
+            return r.approval is not None and r.revocation is None and r.approval.expires > now
+        if self.name == "acknowledgement":
+            return any(a.release in self.awaited for a in r.acknowledgements)
+        if self.name == "ended":
+            return r.ended
+        return r.phase == self.phase
+
+    def never(self, r: api.Rollout, now: datetime) -> str | None:
+        """Why the condition can never hold any more, if it cannot (approvals are set once)."""
+        if self.name in ("approval", "approved") and not r.approval_required:
+            return "needs no approval"
+        if self.name == "approved" and r.revocation is not None:
+            return f"was revoked by {r.revocation.user} at {clock.format_time(r.revocation.time)}"
+        if self.name == "approved" and r.approval is not None and r.approval.expires <= now:
+            return f"was approved by {r.approval.user} until {clock.format_time(r.approval.expires)}, which has passed"
+        return None
+
+
+def parse_condition(text: str) -> Condition:
+    from aicr_core.operator_api import PHASES  # only when --for is given: help builds parsers, never parses
+
+    if text in CONDITIONS:
+        return Condition(text)
+    kind, _, phase = text.partition("=")
+    if kind == "phase" and phase in PHASES:
+        return Condition(text, phase)
+    raise argparse.ArgumentTypeError(
+        f"invalid condition {text!r}: use approval, acknowledgement, approved, ended or phase=PHASE "
+        f"(PHASE one of {', '.join(PHASES)})")
+
+
+def complete_condition(prefix: str, **_: object) -> list[str]:
+    from aicr_core.operator_api import PHASES
+
+    return [c for c in [*CONDITIONS, *(f"phase={p}" for p in PHASES)] if c.startswith(prefix)]
+
+
+def wait(cluster: Cluster, name: str, condition: Condition, timeout: timedelta) -> Iterator[Result | Progress]:
+    """The rollout's phase changes as Progress lines, then one Result when the condition holds."""
+    from aicr_core import operator_api as api
+    from aicr_core.watch import follow
+
+    phase = None
+    try:
+        for obj in follow(cluster, api.rollouts_path(), name, f"rollout {name}"):
+            rollout = api.parse_rollout(obj)
+            if phase is not None and rollout.phase != phase:
+                yield Progress(f"{datetime.now().strftime('%H:%M:%S')} {phase} -> {rollout.phase}")
+            phase = rollout.phase
+            now = clock.now()
+            if condition.holds(rollout, now):
+                yield Result("ConditionMet", {"rollout": name, "condition": condition.name, "phase": rollout.phase,
+                                              "outcome": rollout.outcome or None},
+                             names=(api.rollout_reference(name),))
+                return
+            reason = condition.never(rollout, now)
+            if reason:
+                raise AicrError(Code.UNREACHABLE, f"rollout {name} {reason}: {condition.name} can never hold")
+            if rollout.ended:
+                raise AicrError(Code.ENDED, f"rollout {name} ended ({rollout.outcome or 'no outcome'}) "
+                                            f"without meeting {condition.name}")
+            if timeout.total_seconds() <= 0:
+                break
+    except AicrError as err:
+        if err.code != Code.TIMEOUT:
+            raise
+    raise AicrError(Code.TIMEOUT, f"rollout {name}: {condition.name} not met within {go_duration(timeout)}"
+                                  + (f" (phase {phase})" if phase else ""))
+
+
+def go_duration(d: timedelta) -> str:
+    """As Go prints a duration: 10m0s, 1h0m0s, 2s, 1.5s."""
+    seconds = d.total_seconds()
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:g}s"
+    if hours or minutes:
+        text = f"{int(minutes)}m{int(secs)}s" if secs == int(secs) else f"{int(minutes)}m{secs:g}s"
+    if hours:
+        text = f"{int(hours)}h{text}"
+    return text

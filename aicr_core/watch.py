@@ -1,0 +1,122 @@
+"""Follow one object through the watch API: its state now, then each change as the server reports it.
+
+One GET, then a watch (`fieldSelector=metadata.name=NAME`) from the
+resourceVersion that GET read, so no change between the two is missed. When
+the server ends a stream (its `timeoutSeconds`), the watch resumes from the
+last version seen (bookmarks keep that version fresh). After `410 Gone` (the
+version is too old to resume from) or a dropped connection, the object is
+read again and the watch starts from that version. Nothing here polls: between
+changes it waits on an open stream. A server that stays unreachable for
+`RECONNECT_SECONDS` is reported as the error it gave, and all of it stays
+within the session's deadline (`TIMEOUT`).
+
+It knows Kubernetes, not AICR: the caller gives the collection's path and the
+object's name.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from aicr_core import kube
+from aicr_core.errors import AicrError, Code
+
+WATCH_SECONDS = 300       # each stream is asked to end after this, then resumed
+RECONNECT_SECONDS = 30.0  # how long a server may stay unreachable before we give up
+FIRST_PAUSE, MAX_PAUSE = 0.5, 8.0  # between attempts to reconnect (doubling)
+
+
+def follow(cluster: kube.Cluster, collection: str, name: str, what: str | None = None) -> Iterator[dict[str, Any]]:
+    """Yield the object `collection/name` now, then every new version of it, until the caller stops.
+
+    NOT_FOUND when it does not exist or is deleted; TIMEOUT when the cluster's
+    deadline runs out; UNAVAILABLE when the server stays unreachable.
+    """
+    what = what or name
+    reader = _Follower(cluster, collection, name, what)
+    yield from reader.run()
+
+
+class _Follower:
+    def __init__(self, cluster: kube.Cluster, collection: str, name: str, what: str) -> None:
+        self.cluster, self.collection, self.name, self.what = cluster, collection, name, what
+        self.version = ""
+
+    def run(self) -> Iterator[dict[str, Any]]:
+        current = self.read()
+        yield current
+        unreachable_since: float | None = None
+        pause = FIRST_PAUSE
+        while True:
+            try:
+                for obj in self.stream():
+                    unreachable_since, pause = None, FIRST_PAUSE
+                    yield obj
+                continue  # the server ended the stream: resume from the last version seen
+            except kube.Gone:
+                pass  # too old to resume from: read again below
+            except AicrError as err:
+                if err.code != Code.UNAVAILABLE:
+                    raise
+                unreachable_since = unreachable_since or time.monotonic()
+                if time.monotonic() - unreachable_since > RECONNECT_SECONDS:
+                    raise
+                self.sleep(pause)
+                pause = min(pause * 2, MAX_PAUSE)
+            try:
+                fresh = self.read()
+            except AicrError as err:
+                if err.code != Code.UNAVAILABLE:
+                    raise
+                continue  # still unreachable: the next watch attempt counts towards the limit
+            if fresh.get("metadata", {}).get("resourceVersion") != current.get("metadata", {}).get("resourceVersion"):
+                current = fresh
+                yield current
+
+    def read(self) -> dict[str, Any]:
+        try:
+            obj = self.cluster.get(f"{self.collection}/{self.name}")
+        except AicrError as err:
+            if err.code == Code.NOT_FOUND:
+                raise AicrError(Code.NOT_FOUND, f"{self.what} not found") from None
+            raise
+        self.version = _version(obj) or self.version
+        return obj
+
+    def stream(self) -> Iterator[dict[str, Any]]:
+        """One watch request: the changes after `self.version`, until the server ends the stream."""
+        remaining = self.cluster.deadline.remaining()
+        seconds = WATCH_SECONDS if math.isinf(remaining) else max(1, min(WATCH_SECONDS, math.ceil(remaining)))
+        started, events = time.monotonic(), 0
+        for event in self.cluster.watch(self.collection, {
+                "fieldSelector": f"metadata.name={self.name}", "resourceVersion": self.version,
+                "allowWatchBookmarks": "true", "timeoutSeconds": str(seconds)}):
+            kind, obj = event.get("type"), event.get("object")
+            if not isinstance(obj, dict):
+                continue
+            events += 1
+            if kind == "BOOKMARK":
+                self.version = _version(obj) or self.version
+            elif kind in ("ADDED", "MODIFIED"):
+                self.version = _version(obj) or self.version
+                yield obj
+            elif kind == "DELETED":
+                raise AicrError(Code.NOT_FOUND, f"{self.what} was deleted")
+            elif kind == "ERROR":
+                raise AicrError(Code.UNAVAILABLE, f"the watch of {self.what} failed: "
+                                f"{obj.get('message') or obj.get('reason') or 'no message'}")
+        if not events and time.monotonic() - started < 1:
+            # A stream that ends at once with nothing in it is a failure, not a quiet period:
+            # resuming right away would spin.
+            raise AicrError(Code.UNAVAILABLE, f"the API server ended the watch of {self.what} at once")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(min(seconds, self.cluster.deadline.remaining()))
+
+
+def _version(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else ""
