@@ -168,6 +168,21 @@ def condition_met(d: dict[str, Any]) -> list[str]:
             f"(phase {value(d.get('phase'))}{outcome})"]
 
 
+def version(d: dict[str, Any]) -> list[str]:
+    """As `kubectl version` prints it: one `X Version: v` line each."""
+    client, server = d.get("client") or {}, d.get("server")
+    lines = [f"Client Version: {value(client.get('kubectlAicr'), 'unknown')}",
+             f"Python Version: {value(client.get('python'))}",
+             f"Kubernetes Client Version: {value(client.get('kubernetesClient'), 'unknown')}"]
+    if server:
+        operator = server.get("operatorAPI") or {}
+        served = operator.get("runtimeRolloutsServed")
+        state = "unknown" if served is None else ("served" if served else "not served")
+        lines += [f"Server Version: {value(server.get('version'), 'unknown')}",
+                  f"Operator API: {value(operator.get('groupVersion'))} RuntimeRollouts {state}"]
+    return lines
+
+
 def approval(d: dict[str, Any]) -> list[str]:
     return [f"rollout {value(d.get('rollout'))} approved by {value(d.get('user'))} until {value(d.get('expires'))}"]
 
@@ -229,6 +244,7 @@ LAYOUTS: dict[str, Layout] = {
     "PluginList": plugin_list,
     "RolloutList": rollout_list,
     "ConditionMet": condition_met,
+    "Version": version,
 }
 
 # `-o wide`: kinds with more columns; any other kind prints as with `-o text`.

@@ -1,0 +1,83 @@
+"""`kubectl aicr version [--client]`."""
+from __future__ import annotations
+
+import argparse
+import platform
+from importlib import metadata
+from typing import Any
+
+from aicr_commands import _rollouts
+from aicr_core.command import AicrCommand
+from aicr_core.errors import AicrError, Code
+from aicr_core.result import Result
+
+DISTRIBUTION = "kubectl-aicr"
+
+
+class Version(AicrCommand):
+    """Print the versions of the plugin, Python and the Kubernetes client, and of the API server.
+
+    Unless --client, asks the API server for its version (GET /version) and
+    whether it serves operator.aicr.run/v1alpha1 RuntimeRollouts (one discovery
+    request, GET /apis/operator.aicr.run/v1alpha1), with a warning on stderr
+    when it does not: the AICR operator's CRDs are not installed there.
+
+    Examples:
+      # Everything, including the cluster's side
+      kubectl aicr version
+
+      # Only what is installed here; no API request
+      kubectl aicr version --client
+
+      # For a bug report
+      kubectl aicr version -o yaml
+
+    Codes:
+      KUBECONFIG
+      UNAUTHORIZED
+      TIMEOUT
+      UNAVAILABLE
+    """
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--client", action="store_true", help="only the local versions: no API request")
+
+    def take_action(self, args: argparse.Namespace) -> Result:
+        data: dict[str, Any] = {"client": {
+            "kubectlAicr": installed(DISTRIBUTION),
+            "python": platform.python_version(),
+            "kubernetesClient": installed("kubernetes"),
+        }, "server": None}
+        if args.client:
+            return Result("Version", data)
+        from aicr_core import operator_api as api
+
+        cluster = _rollouts.connect(args)
+        info = cluster.get("/version")
+        group_version = f"{api.GROUP}/{api.VERSION}"
+        warnings: tuple[str, ...] = ()
+        try:
+            served: bool | None = api.serves_rollouts(cluster.get(api.group_version_path()))
+        except AicrError as err:
+            if err.code == Code.NOT_FOUND:
+                served = False
+            elif err.code == Code.FORBIDDEN:
+                served = None
+                warnings = (f"cannot tell whether {group_version} RuntimeRollouts are served: {err.message}",)
+            else:
+                raise
+        if served is False:
+            warnings = (f"the API server does not serve {group_version} RuntimeRollouts: "
+                        "the AICR operator's CRDs are not installed on this cluster",)
+        data["server"] = {
+            "version": info.get("gitVersion") if isinstance(info.get("gitVersion"), str) else None,
+            "operatorAPI": {"groupVersion": group_version, "runtimeRolloutsServed": served},
+        }
+        return Result("Version", data, warnings=warnings)
+
+
+def installed(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
