@@ -19,6 +19,26 @@ class Acknowledge(AicrCommand):
 
     Only for a rollout in AwaitingAcknowledgement; approvers only (the API
     server checks). The rollout then continues.
+
+    Examples:
+      # After doing the release's after-apply steps
+      kubectl aicr acknowledge rollout-3f9a1c0d2b7e4a51-1
+
+      # Which steps are those? describe lists them under "Recorded steps"
+      kubectl aicr describe rollout-3f9a1c0d2b7e4a51-1
+
+    Codes:
+      NOT_AWAITING_ACKNOWLEDGEMENT
+      POLICY_DENIED
+      POLICY_ERROR
+      FORBIDDEN
+      ADMISSION_DENIED
+      CONFLICT
+      NOT_FOUND
+      KUBECONFIG
+      UNAUTHORIZED
+      TIMEOUT
+      UNAVAILABLE
     """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

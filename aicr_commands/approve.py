@@ -22,7 +22,36 @@ class Approve(AicrCommand):
     approved or needs no approval (and, without --expires, one whose deadline has
     passed), runs every pre-approve policy, then writes spec.approval once.
     An approval can be neither changed nor extended.
+
+    Examples:
+      # Approve until the rollout's deadline
+      kubectl aicr approve rollout-3f9a1c0d2b7e4a51-1 --reason "Maintenance window CHG-1234"
+
+      # Approve for two hours only
+      kubectl aicr approve rollout-3f9a1c0d2b7e4a51-1 --expires 2h --reason "Maintenance window"
+
+      # Check everything, the API server's admission included, without writing
+      kubectl aicr approve rollout-3f9a1c0d2b7e4a51-1 --reason "Maintenance window" --dry-run=server
+
+    Codes:
+      ENDED
+      ALREADY_APPROVED
+      APPROVAL_NOT_REQUIRED
+      DEADLINE_PASSED
+      POLICY_DENIED
+      POLICY_ERROR
+      FORBIDDEN
+      ADMISSION_DENIED
+      CONFLICT
+      NOT_FOUND
+      KUBECONFIG
+      UNAUTHORIZED
+      TIMEOUT
+      UNAVAILABLE
+      INVALID_OBJECT
     """
+
+    uses_flags = ("reason", "expires")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)

@@ -20,7 +20,28 @@ class Describe(AicrCommand):
     """Show a rollout: transition, approval, steps, AICR's assessment, recorded steps, acknowledgements.
 
     The assessment report is read from the operator namespace and shown only
-    when its sha256 matches the digest the rollout records.
+    when its sha256 matches the digest the rollout records. With --watch the
+    description is printed again after each change of the rollout (redrawn in
+    place on a terminal, else after a `---` line) until the rollout ends.
+
+    Examples:
+      # Everything an approver decides on
+      kubectl aicr describe rollout-3f9a1c0d2b7e4a51-1
+
+      # Follow it until it ends
+      kubectl aicr describe rollout-3f9a1c0d2b7e4a51-1 --watch
+
+      # The same data for a script
+      kubectl aicr describe rollout-3f9a1c0d2b7e4a51-1 -o json
+
+    Codes:
+      NOT_FOUND
+      FORBIDDEN
+      KUBECONFIG
+      UNAUTHORIZED
+      TIMEOUT      (without --watch, which runs until the rollout ends)
+      UNAVAILABLE
+      INVALID_OBJECT
     """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

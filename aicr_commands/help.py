@@ -1,17 +1,94 @@
-"""`kubectl aicr help [COMMAND]`."""
+"""`kubectl aicr help [COMMAND]`.
+
+`help COMMAND` lays out any command, ours or a plugin's, the same way, from
+its class docstring and its parser (the convention is in the README's
+"Writing plugins"):
+
+    class Frobnicate(AicrCommand):
+        \"\"\"One line: what it does (the summary in `kubectl aicr help`).
+
+        More paragraphs about what it does.
+
+        Examples:
+          # What this example does
+          kubectl aicr frobnicate rollout-3f9a1c0d2b7e4a51-1
+
+        Codes:
+          NOT_FOUND  when the rollout does not exist
+          FORBIDDEN
+        \"\"\"
+        uses_flags = ("reason",)  # common flags it reads, listed under "Flags"
+
+A `Codes:` line is a CODE, optionally followed by what it means for this
+command (else the meaning every command shares).
+"""
 from __future__ import annotations
 
 import argparse
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Any
 
+from aicr_core import plugins
 from aicr_core.app import PROG
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError, UsageError
+from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.flags import FlagParser, add_common_flags
 from aicr_core.result import Result
 
+OURS = "kubectl-aicr"  # the distribution of the built-in commands
+# Common flags that only some commands read: listed under "Flags" for those (`uses_flags`),
+# left out of the others' "Global flags" (every command still accepts them).
+SCOPED_FLAGS = ("reason", "expires", "dir")
+# Codes any command may return, listed once at the end of every command's help.
+EVERY_COMMAND = (Code.USAGE, Code.PLUGIN_ERROR, Code.INTERRUPTED, Code.INTERNAL)
+MEANINGS: dict[Code, str] = {
+    Code.USAGE: "unknown command or flag, missing argument, bad flag value (exit 2)",
+    Code.KUBECONFIG: "no kubeconfig, unreadable or broken, unknown context, failing credentials plugin",
+    Code.UNAUTHORIZED: "the API server rejected the credentials (401)",
+    Code.FORBIDDEN: "RBAC said no (403)",
+    Code.ADMISSION_DENIED: "a CRD rule or a ValidatingAdmissionPolicy rejected the write",
+    Code.NOT_FOUND: "no such rollout, plan or runtime",
+    Code.CONFLICT: "the rollout changed between read and write; nothing was written",
+    Code.TIMEOUT: "the command's API deadline ran out",
+    Code.UNAVAILABLE: "cannot connect, TLS failure, 5xx",
+    Code.ENDED: "the rollout has ended",
+    Code.ALREADY_APPROVED: "already approved (says by whom and until when)",
+    Code.APPROVAL_NOT_REQUIRED: "the rollout needs no approval",
+    Code.DEADLINE_PASSED: "the rollout's deadline has passed (pass --expires)",
+    Code.NOT_APPROVED: "the rollout is not approved",
+    Code.ALREADY_REVOKED: "already revoked (says by whom and when)",
+    Code.NOT_AWAITING_ACKNOWLEDGEMENT: "the rollout awaits no acknowledgement",
+    Code.UNREACHABLE: "the condition can never hold",
+    Code.POLICY_DENIED: "a policy said no; every violation is listed",
+    Code.POLICY_ERROR: "a policy failed to load or raised: refused (fail closed)",
+    Code.NO_PLAN: "the runtime has neither an active nor a candidate plan",
+    Code.NO_RECIPE: "the plan was rebuilt from Argo CD Applications: no recipe",
+    Code.NO_RENDER_FLAGS: "the plan does not record its render flags",
+    Code.DIGEST_MISMATCH: "recipe.json does not match its recorded digest",
+    Code.WRITE_FAILED: "a file could not be written",
+    Code.INVALID_OBJECT: "an object from the cluster does not have the operator API's shape",
+    Code.PLUGIN_ERROR: "the command or renderer plugin failed to load",
+    Code.INTERRUPTED: "Ctrl-C (exit 130)",
+    Code.INTERNAL: "a bug; AICR_DEBUG=1 shows the traceback",
+}
+_SECTION = re.compile(r"^(Examples|Codes):\s*$")
+
 
 class Help(AicrCommand):
-    """Show the commands and flags, or one command's help."""
+    """Show the commands and flags, or one command's usage, flags, examples and codes.
+
+    Examples:
+      # Every command, and the flags all of them accept
+      kubectl aicr help
+
+      # One command in full
+      kubectl aicr help approve
+
+    Codes:
+      USAGE  unknown command
+    """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("topic", metavar="COMMAND", nargs="?", help="the command to explain")
@@ -21,13 +98,8 @@ class Help(AicrCommand):
         if args.topic:
             if args.topic not in commands:
                 raise UsageError(f'unknown command "{args.topic}" for "{PROG}"')
-            command_class = commands.load(args.topic)
-            command = command_class(self.app, None, cmd_name=args.topic)
-            parser = command.get_parser(f"{PROG} {args.topic}")
-            # cliff's epilog names the plugin that provides the command and adds its hooks' notes;
-            # it scans every installed distribution, so only help pays for it.
-            parser.epilog = command.get_epilog() or None
-            return Result("CommandHelp", {"command": args.topic, "help": parser.format_help()})
+            command = commands.load(args.topic)(self.app, None, cmd_name=args.topic)
+            return Result("CommandHelp", command_help(command, args.topic, provider(commands.infos(args.topic)[0])))
         listing = []
         for name in commands.names():
             try:
@@ -37,23 +109,131 @@ class Help(AicrCommand):
                 self.app.warn(err.message)
                 summary = f"(unavailable: {err.code})"
             listing.append({"name": name, "summary": summary})
-        flags = FlagParser(prog=PROG)
-        add_common_flags(flags)
         return Result("Help", {
             "description": "kubectl aicr: inspect, approve, revoke and acknowledge AICR rollouts, "
                            "and check a plan's bundle against the AICR CLI.",
-            "usage": [f"{PROG} COMMAND ROLLOUT [flags]", f"{PROG} reproduce [PLAN] [flags]",
+            "usage": [f"{PROG} COMMAND [ROLLOUT] [flags]", f"{PROG} reproduce [PLAN] [flags]",
                       f"{PROG} help [COMMAND]"],
             "commands": listing,
-            "flags": [_flag_line(a) for a in flags._actions if a.option_strings],
-            "footer": f"Run '{PROG} help COMMAND' for more about a command. "
+            "flags": [flag_line(a) for a in common_actions()],
+            "footer": f"Run '{PROG} help COMMAND' for a command's flags, examples and codes. "
                       "Exit codes: 0 success, 1 the command failed, 2 usage error.",
         })
 
 
-def _flag_line(action: argparse.Action) -> str:
-    names = ", ".join(action.option_strings)
+@dataclass
+class CommandDoc:
+    """A command's docstring, split by the convention above."""
+
+    summary: str = ""
+    description: str = ""
+    examples: list[dict[str, str]] = field(default_factory=list)
+    codes: list[dict[str, str]] = field(default_factory=list)
+
+
+def parse_doc(doc: str) -> CommandDoc:
+    lines = inspect.cleandoc(doc).splitlines() if doc else []
+    parts: dict[str, list[str]] = {"": []}
+    section = ""
+    for line in lines[1:]:
+        match = _SECTION.match(line)
+        if match:
+            section = match.group(1)
+            parts[section] = []
+        else:
+            parts[section].append(line)
+    result = CommandDoc(summary=lines[0].strip() if lines else "",
+                        description="\n".join(parts[""]).strip("\n"))
+    for block in _blocks(parts.get("Examples", [])):
+        comments = [line.lstrip("#").strip() for line in block if line.startswith("#")]
+        commands = [line for line in block if not line.startswith("#")]
+        result.examples.append({"description": " ".join(comments), "command": "\n".join(commands)})
+    for line in parts.get("Codes", []):
+        if line.strip():
+            code, _, meaning = line.strip().partition(" ")
+            result.codes.append({"code": code, "meaning": meaning.strip()})
+    return result
+
+
+def _blocks(lines: list[str]) -> list[list[str]]:
+    blocks: list[list[str]] = [[]]
+    for line in inspect.cleandoc("\n".join(lines)).splitlines() if lines else []:
+        if line.strip():
+            blocks[-1].append(line.rstrip())
+        elif blocks[-1]:
+            blocks.append([])
+    return [b for b in blocks if b]
+
+
+def provider(info: plugins.PluginInfo) -> str | None:
+    """Which distribution provides a command, unless it is this one (from entry-point metadata)."""
+    distribution, _ = plugins.distribution_and_version(info)
+    return None if distribution == OURS else distribution
+
+
+def command_help(command: AicrCommand, name: str, provided_by: str | None = None) -> dict[str, Any]:
+    doc = parse_doc(inspect.getdoc(type(command)) or "")
+    parser = command.get_parser(f"{PROG} {name}")
+    common = {a.dest for a in common_actions()}
+    used = set(getattr(command, "uses_flags", ()))
+    own = [a for a in parser._actions if a.option_strings and (a.dest not in common or a.dest in used)]
+    positionals = [a for a in parser._actions if not a.option_strings]
+    codes = [{"code": c["code"], "meaning": c["meaning"] or _meaning(c["code"])} for c in doc.codes]
+    listed = {c["code"] for c in codes}
+    return {
+        "command": name,
+        "usage": " ".join([PROG, name, *(_usage_word(a) for a in positionals), "[flags]"]),
+        "summary": doc.summary,
+        "description": doc.description,
+        "arguments": [{"name": str(a.metavar or a.dest), "help": _help_text(a)} for a in positionals],
+        "flags": [flag_entry(a) for a in sorted(own, key=_sort_key)],
+        "globalFlags": [flag_entry(a) for a in common_actions()
+                        if a.dest not in used and a.dest not in SCOPED_FLAGS],
+        "examples": doc.examples,
+        "codes": codes,
+        "everyCommandCodes": [c.value for c in EVERY_COMMAND if c.value not in listed],
+        "providedBy": provided_by,
+        # What cliff CommandHooks (plugins adding flags to this command) say about themselves.
+        "notes": [note for hook in command._hooks if hook.obj is not None and (note := hook.obj.get_epilog())],
+    }
+
+
+def common_actions() -> list[argparse.Action]:
+    parser = FlagParser(prog=PROG)
+    add_common_flags(parser)
+    return [a for a in parser._actions if a.option_strings]
+
+
+def flag_entry(action: argparse.Action) -> dict[str, str]:
+    """`-o, --output NAME` and its help; long flags aligned whether or not they have a short form."""
+    shorts = [o for o in action.option_strings if not o.startswith("--")]
+    longs = [o for o in action.option_strings if o.startswith("--")]
+    names = ", ".join(shorts + longs) if shorts else "    " + ", ".join(longs)
     if action.metavar:
         names += f" {action.metavar}"
-    text = (action.help or "") % {"default": action.default} if action.help else ""
-    return f"{names:<28} {text}".rstrip()
+    return {"flag": names, "help": _help_text(action)}
+
+
+def flag_line(action: argparse.Action) -> str:
+    entry = flag_entry(action)
+    return f"{entry['flag']:<32} {entry['help']}".rstrip()
+
+
+def _help_text(action: argparse.Action) -> str:
+    return (action.help or "") % {"default": action.default} if action.help else ""
+
+
+def _usage_word(action: argparse.Action) -> str:
+    word = str(action.metavar or action.dest)
+    return f"[{word}]" if action.nargs == "?" else word
+
+
+def _sort_key(action: argparse.Action) -> str:
+    return max(action.option_strings, key=len)
+
+
+def _meaning(code: str) -> str:
+    try:
+        return MEANINGS[Code(code)]
+    except ValueError:
+        return ""

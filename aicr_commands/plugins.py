@@ -11,7 +11,14 @@ from aicr_core.result import Result
 
 
 class Plugins(AicrCommand):
-    """List installed commands, renderers and policies with their distribution, version and load status."""
+    """List installed commands, renderers and policies with their distribution, version and load status.
+
+    Examples:
+      # What is installed, and does it load?
+      kubectl aicr plugins
+
+    Codes:
+    """
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core.policy import load_policies

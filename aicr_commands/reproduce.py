@@ -22,7 +22,29 @@ class Reproduce(AicrCommand):
 
     PLAN is sha256:<digest> or a plan ConfigMap name (aicr-plan-<16 hex>);
     without it, the active plan, else the candidate. Changes nothing in the cluster.
+
+    Examples:
+      # The plan the cluster runs (else the one it moves to)
+      kubectl aicr reproduce
+
+      # A given plan (by digest or ConfigMap name), into a folder of your choice
+      kubectl aicr reproduce aicr-plan-3f9a1c0d2b7e4a51 --dir /tmp/check
+
+    Codes:
+      NO_PLAN
+      NO_RECIPE
+      NO_RENDER_FLAGS
+      DIGEST_MISMATCH
+      WRITE_FAILED
+      NOT_FOUND
+      FORBIDDEN
+      KUBECONFIG
+      UNAUTHORIZED
+      TIMEOUT
+      UNAVAILABLE
     """
+
+    uses_flags = ("dir",)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("plan", metavar="PLAN", nargs="?",

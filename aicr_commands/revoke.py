@@ -19,7 +19,31 @@ class Revoke(AicrCommand):
 
     Refuses a rollout that is not approved, already revoked or has ended; the
     API server also refuses one in Validating.
+
+    Examples:
+      # Stop a rollout before its next step
+      kubectl aicr revoke rollout-3f9a1c0d2b7e4a51-1 --reason "Training job not checkpointed"
+
+      # See what would be written, and whether you may, without writing
+      kubectl aicr revoke rollout-3f9a1c0d2b7e4a51-1 --reason "Not yet" --dry-run=client
+
+    Codes:
+      NOT_APPROVED
+      ALREADY_REVOKED
+      ENDED
+      POLICY_DENIED
+      POLICY_ERROR
+      FORBIDDEN
+      ADMISSION_DENIED  e.g. the rollout is in Validating
+      CONFLICT
+      NOT_FOUND
+      KUBECONFIG
+      UNAUTHORIZED
+      TIMEOUT
+      UNAVAILABLE
     """
+
+    uses_flags = ("reason",)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)

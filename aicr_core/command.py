@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cliff.command import Command
 
@@ -26,9 +26,16 @@ if TYPE_CHECKING:
 
 
 class AicrCommand(Command):
-    """Base class: override `add_arguments` and `take_action`."""
+    """Base class: override `add_arguments` and `take_action`.
+
+    The class docstring is the command's help: its first line the summary, then
+    what it does, then optional `Examples:` and `Codes:` sections (the layout
+    `kubectl aicr help COMMAND` shows; see the README's "Writing plugins").
+    """
 
     app: AicrApp
+    # Common flags (by dest, e.g. "reason") this command reads: help lists them among its own.
+    uses_flags: ClassVar[tuple[str, ...]] = ()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own positional arguments and flags."""

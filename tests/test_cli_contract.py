@@ -59,7 +59,7 @@ def test_help_exits_0(aicr: Aicr, args: list[str]) -> None:
     proc = aicr(*args)
     compare((proc.returncode, proc.stderr), expected=(0, ""))
     if "approve" in args:
-        assert "usage: kubectl aicr approve" in proc.stdout and "--expires DURATION" in proc.stdout
+        assert "Usage:\n  kubectl aicr approve ROLLOUT [flags]\n" in proc.stdout and "--expires DURATION" in proc.stdout
     else:
         for name in ("describe", "acknowledge", "approve", "revoke", "reproduce", "help", "plugins"):
             assert f"\n  {name} " in proc.stdout
