@@ -32,6 +32,24 @@ def add_rollout_argument(parser: argparse.ArgumentParser) -> None:
                         help="the RuntimeRollout, e.g. rollout-3f9a1c0d2b7e4a51-1")
 
 
+DRY_RUN_MODES = ("none", "client", "server")
+
+
+def dry_run_mode(text: str) -> str:
+    if text not in DRY_RUN_MODES:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: use none, client or server")
+    return text
+
+
+def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
+    action = parser.add_argument(
+        "--dry-run", metavar="MODE", type=dry_run_mode, default="none",
+        help="server: send the same conditional write with dryRun=All (RBAC, CRD rules and admission decide, "
+             "nothing is stored); client: check the refusals, the policies and your permissions "
+             "(SelfSubjectAccessReviews) and print what would be written, sending no write; none (default)")
+    action.completer = lambda prefix, **_: [m for m in DRY_RUN_MODES if m.startswith(prefix)]  # type: ignore[attr-defined]
+
+
 def require_reason(args: argparse.Namespace, command: str) -> str:
     if args.reason is None:
         raise UsageError(f"{command} needs --reason TEXT (at most 1024 characters)")
@@ -75,7 +93,9 @@ class RolloutWrite:
     """The path approve, revoke and acknowledge share: who you are, the rollout, the policies, one write.
 
     Requests: a SelfSubjectReview, a GET of the rollout, a conditional PATCH
-    (and a second GET only when the PATCH lost a race).
+    (and a second GET only when the PATCH lost a race). `--dry-run=server` sends
+    that PATCH with dryRun=All; `--dry-run=client` sends two
+    SelfSubjectAccessReviews instead and no write.
     """
 
     def __init__(self, args: argparse.Namespace, command: str) -> None:
@@ -94,14 +114,35 @@ class RolloutWrite:
         self.policies.check(hook, rollout=self.rollout, user=self.me,
                             context=PolicyContext.from_args(self.command, self.args), **proposed)
 
-    def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> None:
-        """One conditional write; on a lost race, re-read and say who won (`explain_conflict`)."""
+    def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> dict[str, Any]:
+        """One conditional write; on a lost race, re-read and say who won (`explain_conflict`).
+
+        Returns what the result reports about a dry run: `dryRun`, and with
+        `client` the request that was not sent.
+        """
         from aicr_core import operator_api as api
 
+        mode, path = getattr(self.args, "dry_run", "none"), api.rollout_path(self.rollout.name)
+        if mode == "client":
+            self.check_permissions()
+            return {"dryRun": mode, "request": {"method": "PATCH", "path": path, "body": patch}}
         try:
-            self.cluster.patch(api.rollout_path(self.rollout.name), patch)
-            return
+            self.cluster.patch(path, patch, dry_run=mode == "server")
+            return {"dryRun": mode}
         except AicrError as err:
             if err.code != Code.CONFLICT:
                 raise
         raise explain_conflict(read_rollout(self.cluster, self.rollout.name))
+
+    def check_permissions(self) -> None:
+        """What the API server will check before the write, asked as SelfSubjectAccessReviews."""
+        from aicr_core import operator_api as api
+
+        name, missing = self.rollout.name, []
+        if not self.cluster.can_i("update", group=api.GROUP, resource=api.ROLLOUTS, subresource="approve", name=name):
+            missing.append(f"update {api.ROLLOUTS}/approve (what approving, revoking and acknowledging need)")
+        if not self.cluster.can_i("patch", group=api.GROUP, resource=api.ROLLOUTS, name=name):
+            missing.append(f"patch {api.ROLLOUTS}")
+        if missing:
+            raise AicrError(Code.FORBIDDEN, f"(client dry run) {self.me.username} may not write rollout {name}; "
+                            "the API server would refuse", [f"not allowed: {m}" for m in missing])

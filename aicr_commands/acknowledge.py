@@ -43,6 +43,7 @@ class Acknowledge(AicrCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
+        _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
@@ -52,9 +53,9 @@ class Acknowledge(AicrCommand):
         release = awaited_release(rollout)
         ack = api.Acknowledgement(release, session.me.username, clock.now())
         session.check_policies("aicr_pre_acknowledge", acknowledgement=ack)
-        session.write(api.acknowledgement_patch(rollout, ack), lost_race)
+        written = session.write(api.acknowledgement_patch(rollout, ack), lost_race)
         return Result("Acknowledgement", {"rollout": rollout.name, "release": release, "user": ack.user,
-                                          "time": clock.format_time(ack.time)})
+                                          "time": clock.format_time(ack.time), **written})
 
 
 def awaited_release(rollout: api.Rollout) -> str:

@@ -55,6 +55,7 @@ class Approve(AicrCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
+        _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
@@ -64,9 +65,9 @@ class Approve(AicrCommand):
         rollout = session.rollout
         approval = api.Approval(session.me.username, approval_expiry(rollout, args.expires, clock.now()), reason)
         session.check_policies("aicr_pre_approve", approval=approval)
-        session.write(api.approval_patch(rollout, approval), lost_race)
+        written = session.write(api.approval_patch(rollout, approval), lost_race)
         return Result("Approval", {"rollout": rollout.name, "user": approval.user,
-                                   "expires": clock.format_time(approval.expires), "reason": reason})
+                                   "expires": clock.format_time(approval.expires), "reason": reason, **written})
 
 
 def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: datetime) -> datetime:

@@ -47,6 +47,7 @@ class Revoke(AicrCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
+        _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
@@ -57,9 +58,9 @@ class Revoke(AicrCommand):
         refuse_revocation(rollout)
         revocation = api.Revocation(session.me.username, clock.now(), reason)
         session.check_policies("aicr_pre_revoke", revocation=revocation)
-        session.write(api.revocation_patch(rollout, revocation), lost_race)
+        written = session.write(api.revocation_patch(rollout, revocation), lost_race)
         return Result("Revocation", {"rollout": rollout.name, "user": revocation.user,
-                                     "time": clock.format_time(revocation.time), "reason": reason})
+                                     "time": clock.format_time(revocation.time), "reason": reason, **written})
 
 
 def refuse_revocation(rollout: api.Rollout) -> None:

@@ -5,6 +5,7 @@ Each takes the result's data and returns lines. The strings in quotes in
 """
 from __future__ import annotations
 
+import json
 import textwrap
 from collections.abc import Callable
 from datetime import datetime
@@ -188,15 +189,30 @@ def version(d: dict[str, Any]) -> list[str]:
 
 
 def approval(d: dict[str, Any]) -> list[str]:
-    return [f"rollout {value(d.get('rollout'))} approved by {value(d.get('user'))} until {value(d.get('expires'))}"]
+    return dry_run(d, f"rollout {value(d.get('rollout'))} approved by {value(d.get('user'))} "
+                      f"until {value(d.get('expires'))}")
 
 
 def revocation(d: dict[str, Any]) -> list[str]:
-    return [f"rollout {value(d.get('rollout'))} revoked by {value(d.get('user'))}"]
+    return dry_run(d, f"rollout {value(d.get('rollout'))} revoked by {value(d.get('user'))}")
 
 
 def acknowledgement(d: dict[str, Any]) -> list[str]:
-    return [f"rollout {value(d.get('rollout'))}: {value(d.get('release'))} acknowledged by {value(d.get('user'))}"]
+    return dry_run(d, f"rollout {value(d.get('rollout'))}: {value(d.get('release'))} "
+                      f"acknowledged by {value(d.get('user'))}")
+
+
+def dry_run(d: dict[str, Any], line: str) -> list[str]:
+    """The write's line; a dry run says so, and a client one shows the request it did not send."""
+    mode = d.get("dryRun")
+    if mode not in ("client", "server"):
+        return [line]
+    lines = [f"{line} ({mode} dry run)"]
+    request = d.get("request")
+    if mode == "client" and isinstance(request, dict):
+        lines += [f"  would send: {value(request.get('method'))} {value(request.get('path'))}",
+                  f"  {value(json.dumps(request.get('body'), sort_keys=True))}"]
+    return lines
 
 
 def reproduction(d: dict[str, Any]) -> list[str]:
