@@ -27,9 +27,45 @@ def object_name(text: str) -> str:
     return text
 
 
-def add_rollout_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rollout", metavar="ROLLOUT", type=object_name,
-                        help="the RuntimeRollout, e.g. rollout-3f9a1c0d2b7e4a51-1")
+def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = False) -> None:
+    """ROLLOUT; TAB completes it from the cluster (`waiting_first`: those waiting for a person come first)."""
+    action = parser.add_argument("rollout", metavar="ROLLOUT", type=object_name,
+                                 help="the RuntimeRollout, e.g. rollout-3f9a1c0d2b7e4a51-1")
+    action.completer = RolloutNames(waiting_first)  # type: ignore[attr-defined]
+
+
+class RolloutNames:
+    """Completes ROLLOUT: not-ended rollouts newest first, ended ones last (one LIST, within the budget)."""
+
+    def __init__(self, waiting_first: bool) -> None:
+        self.waiting_first = waiting_first
+
+    def __call__(self, prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
+        from aicr_core import operator_api as api
+        from aicr_core.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
+        from aicr_core.deadline import Deadline
+
+        objects, _ = connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
+        rollouts = []
+        for obj in objects:
+            try:
+                rollouts.append(api.parse_rollout(obj))
+            except AicrError:
+                continue
+        rollouts = [r for r in rollouts if r.name.startswith(prefix)]
+        rollouts.sort(key=lambda r: r.name)
+        rollouts.sort(key=lambda r: r.created.timestamp() if r.created else 0, reverse=True)
+        rollouts.sort(key=lambda r: (r.ended, not (self.waiting_first and waits_for_person(r))))
+        return Candidates([f"{r.name}\t{self.describe(r)}" for r in rollouts], NO_FILES | KEEP_ORDER)
+
+    @staticmethod
+    def describe(r: api.Rollout) -> str:
+        if r.ended:
+            return f"Ended ({r.outcome or 'no outcome'})"
+        if waits_for_person(r):
+            return (f"{r.phase}: waits for an acknowledgement of {r.awaiting_release}" if r.awaiting_acknowledgement
+                    else f"{r.phase}: waits for an approval")
+        return r.phase
 
 
 DRY_RUN_MODES = ("none", "client", "server")

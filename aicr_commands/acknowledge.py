@@ -42,7 +42,7 @@ class Acknowledge(AicrCommand):
     """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        _rollouts.add_rollout_argument(parser)
+        _rollouts.add_rollout_argument(parser, waiting_first=True)
         _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:

@@ -54,7 +54,7 @@ class Approve(AicrCommand):
     uses_flags = ("reason", "expires")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        _rollouts.add_rollout_argument(parser)
+        _rollouts.add_rollout_argument(parser, waiting_first=True)
         _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:

@@ -6,7 +6,7 @@ import os
 import shlex
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aicr_commands._rollouts import connect, get_object
 from aicr_core.command import AicrCommand
@@ -47,8 +47,10 @@ class Reproduce(AicrCommand):
     uses_flags = ("dir",)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("plan", metavar="PLAN", nargs="?",
-                            help="sha256:<64 hex> or aicr-plan-<16 hex> (default: the active plan, else the candidate)")
+        action = parser.add_argument(
+            "plan", metavar="PLAN", nargs="?",
+            help="sha256:<64 hex> or aicr-plan-<16 hex> (default: the active plan, else the candidate)")
+        action.completer = complete_plans  # type: ignore[attr-defined]
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
@@ -70,6 +72,24 @@ class Reproduce(AicrCommand):
             "plan": plan.digest, "configMap": where, "aicrImage": plan.aicr_image, "bundle": plan.bundle,
             "recipe": str(target), "renderFlags": list(plan.render_flags or ()),
             "commands": commands(plan, Path(args.dir))})
+
+
+def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:
+    """PLAN for TAB: the digests and ConfigMap names of the plans in the operator namespace (one LIST)."""
+    from aicr_core import operator_api as api
+    from aicr_core.completion import API_SECONDS
+    from aicr_core.deadline import Deadline
+
+    namespace = parsed_args.operator_namespace
+    configmaps, _ = connect(parsed_args, Deadline(API_SECONDS)).list(
+        api.configmaps_path(namespace), {"labelSelector": api.PLAN_SELECTOR})
+    words = []
+    for configmap in configmaps:
+        name, digest = api.object_name(configmap), api.plan_digest(configmap)
+        if api.is_digest(digest):
+            words.append(f"{digest}\tplan in ConfigMap {name}")
+        words.append(f"{name}\tplan ConfigMap")
+    return words
 
 
 def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:

@@ -357,6 +357,12 @@ class Plan:
     bundle: str
 
 
+def plan_digest(obj: Mapping[str, Any]) -> str:
+    """The digest a plan ConfigMap records (its annotation), without parsing the rest."""
+    value = _Reader(obj, "plan ConfigMap").mapping("metadata.annotations").get(ANNOTATION_DIGEST)
+    return value if isinstance(value, str) else ""
+
+
 def parse_plan(obj: Mapping[str, Any]) -> Plan:
     r = _Reader(obj, f"plan ConfigMap {_Reader(obj, '').text('metadata.name')}")
     # Annotation and data keys contain dots, so they are read from the maps, not by path.
