@@ -95,7 +95,7 @@ def require_reason(args: argparse.Namespace, command: str) -> str:
 def connect(args: argparse.Namespace) -> Cluster:
     from aicr_core import kube
 
-    return kube.connect(args.kubeconfig, args.context)
+    return kube.connect_args(args)
 
 
 def waits_for_person(rollout: api.Rollout) -> bool:
