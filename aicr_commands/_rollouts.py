@@ -14,6 +14,7 @@ from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
+    from aicr_core.deadline import Deadline
     from aicr_core.kube import Cluster
 
 # A Kubernetes object name (DNS subdomain): anything else cannot name a rollout
@@ -45,7 +46,7 @@ class RolloutNames:
         from aicr_core.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
         from aicr_core.deadline import Deadline
 
-        objects, _ = connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
+        objects, _version = connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
         rollouts = []
         for obj in objects:
             try:
@@ -92,10 +93,11 @@ def require_reason(args: argparse.Namespace, command: str) -> str:
     return str(args.reason)
 
 
-def connect(args: argparse.Namespace) -> Cluster:
+def connect(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
+    """A session from the connection flags; `deadline` bounds all its calls (default: the command's)."""
     from aicr_core import kube
 
-    return kube.connect_args(args)
+    return kube.connect_args(args, deadline)
 
 
 def waits_for_person(rollout: api.Rollout) -> bool:

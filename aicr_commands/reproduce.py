@@ -81,7 +81,7 @@ def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> li
     from aicr_core.deadline import Deadline
 
     namespace = parsed_args.operator_namespace
-    configmaps, _ = connect(parsed_args, Deadline(API_SECONDS)).list(
+    configmaps, _version = connect(parsed_args, Deadline(API_SECONDS)).list(
         api.configmaps_path(namespace), {"labelSelector": api.PLAN_SELECTOR})
     words = []
     for configmap in configmaps:

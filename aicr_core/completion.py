@@ -99,10 +99,9 @@ def complete(words: list[str]) -> Candidates:
     commands = plugins.PluginGroup(plugins.COMMANDS)
     index = _command_index(done, common.value_flags(), commands)
     parsed = _parsed_common_flags(common, [w for i, w in enumerate(done) if i != index])
-    if index is None:
-        parser = common
-        before: list[str] = done
-    else:
+    parser: Any = common
+    before: list[str] = done
+    if index is not None:
         parser = _command_parser(commands, done[index])
         before = done[index + 1:]
     flag_being_valued, positionals = _scan(before, parser)

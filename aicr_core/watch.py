@@ -58,7 +58,7 @@ class _Follower:
             except kube.Gone:
                 pass  # too old to resume from: read again below
             except AicrError as err:
-                if err.code != Code.UNAVAILABLE:
+                if not self.dropped(err):
                     raise
                 unreachable_since = unreachable_since or time.monotonic()
                 if time.monotonic() - unreachable_since > RECONNECT_SECONDS:
@@ -74,6 +74,15 @@ class _Follower:
             if fresh.get("metadata", {}).get("resourceVersion") != current.get("metadata", {}).get("resourceVersion"):
                 current = fresh
                 yield current
+
+    def dropped(self, err: AicrError) -> bool:
+        """A lost connection, or a stream silent for longer than a live one ever is (while time is left)."""
+        if err.code == Code.UNAVAILABLE:
+            return True
+        if err.code == Code.TIMEOUT:
+            self.cluster.deadline.remaining()  # raises TIMEOUT when the deadline itself has passed
+            return True
+        return False
 
     def read(self) -> dict[str, Any]:
         try:
