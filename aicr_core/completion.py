@@ -98,6 +98,8 @@ def complete(words: list[str]) -> Candidates:
     add_common_flags(common)
     commands = plugins.PluginGroup(plugins.COMMANDS)
     index = _command_index(done, common.value_flags(), commands)
+    if index == UNKNOWN:
+        return Candidates()  # `appr <TAB>`: no such command, so nothing to offer after it
     parsed = _parsed_common_flags(common, [w for i, w in enumerate(done) if i != index])
     parser: Any = common
     before: list[str] = done
@@ -117,27 +119,43 @@ def complete(words: list[str]) -> Candidates:
     return _run_completer(arguments[len(positionals)], current, parsed)
 
 
+UNKNOWN = -1  # a word stands where the command name should: not a command
+
+
 def _command_index(done: list[str], value_flags: set[str], commands: Any) -> int | None:
-    """Where the command name stands among the words (flags may come before it), as the app finds it."""
-    i = 0
+    """Where the command name stands among the words (flags may come before it), as the app finds it.
+
+    None: not typed yet; UNKNOWN: a word that is no command (unless it may be the
+    value of a flag we do not know, one a plugin adds to a command).
+    """
+    i, after_unknown_flag = 0, False
     while i < len(done):
         word = done[i]
         if word.startswith("-") and word != "-":
             i += 2 if word in value_flags else 1
+            after_unknown_flag = word not in value_flags and "=" not in word
             continue
         if word in commands:
             return i
+        if not after_unknown_flag:
+            return UNKNOWN
+        after_unknown_flag = False
         i += 1
     return None
 
 
 def _parsed_common_flags(common: Any, words: list[str]) -> argparse.Namespace:
-    """The common flags typed so far (--kubeconfig, --context, ...): completers connect with them."""
-    try:
-        parsed, _ = common.parse_known_args(common.join_flag_values(words))
-        return parsed
-    except Exception:  # noqa: BLE001 - a half-typed command line: use the defaults
-        return common.parse_known_args([])[0]
+    """The common flags typed so far (--kubeconfig, --context, ...): completers connect with them.
+
+    A half-typed line (`--context` still waiting for its value) parses without its last words.
+    """
+    for end in range(len(words), -1, -1):
+        try:
+            parsed, _ = common.parse_known_args(common.join_flag_values(words[:end]))
+            return parsed
+        except Exception:  # noqa: BLE001 - FlagParser raises UsageError for a flag without its value
+            continue
+    return argparse.Namespace()
 
 
 def _command_parser(commands: Any, name: str) -> argparse.ArgumentParser:
