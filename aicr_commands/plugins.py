@@ -17,6 +17,9 @@ class Plugins(AicrCommand):
       # What is installed, and does it load?
       kubectl aicr plugins
 
+      # The same for a script: the distribution and version of each
+      kubectl aicr plugins -o json
+
     Codes:
     """
 

@@ -8,7 +8,23 @@ from aicr_core.result import Result
 
 
 class WhoAmI(AicrCommand):
-    """Show the username and groups the API server reports for your credentials."""
+    """Show the username and groups the API server reports for your credentials.
+
+    Asks the API server (a SelfSubjectReview); changes nothing. Useful before
+    an approval: the username shown is the one approve would record.
+
+    Examples:
+      # Who am I on the current context?
+      kubectl aicr whoami
+
+      # On another context, for a script
+      kubectl aicr whoami --context prod -o json
+
+    Codes:
+      KUBECONFIG
+      UNAUTHORIZED  the credentials are not accepted
+      UNAVAILABLE
+    """
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import kube  # imported when run, not when `help` lists commands
