@@ -6,8 +6,10 @@ Imported by command modules at module level, so it imports nothing heavy;
 from __future__ import annotations
 
 import argparse
+import gc
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code, UsageError
@@ -28,6 +30,24 @@ def object_name(text: str) -> str:
     return text
 
 
+@contextmanager
+def many_objects() -> Iterator[None]:
+    """Pause the cyclic garbage collector while thousands of objects are decoded and parsed.
+
+    Decoding a list of 5,000 rollouts allocates millions of dicts and lists, and
+    each generation-2 collection walks every one of them again: it tripled the
+    decoding time. JSON has no reference cycles, so reference counting frees it
+    all anyway.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = False) -> None:
     """ROLLOUT; TAB completes it from the cluster (`waiting_first`: those waiting for a person come first)."""
     action = parser.add_argument("rollout", metavar="ROLLOUT", type=object_name,
@@ -46,13 +66,14 @@ class RolloutNames:
         from aicr_core.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
         from aicr_core.deadline import Deadline
 
-        objects, _version = connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
-        rollouts = []
-        for obj in objects:
-            try:
-                rollouts.append(api.parse_rollout(obj))
-            except AicrError:
-                continue
+        with many_objects():
+            objects, _version = connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
+            rollouts = []
+            for obj in objects:
+                try:
+                    rollouts.append(api.parse_rollout(obj, records=False))
+                except AicrError:
+                    continue
         rollouts = [r for r in rollouts if r.name.startswith(prefix)]
         rollouts.sort(key=lambda r: r.name)
         rollouts.sort(key=lambda r: r.created.timestamp() if r.created else 0, reverse=True)

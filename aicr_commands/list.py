@@ -62,22 +62,32 @@ class List(AicrCommand):
                                  "AwaitingAcknowledgement of a release nobody has acknowledged")
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from aicr_core import kube
         from aicr_core import operator_api as api
+        from aicr_core.deadline import Deadline
 
         cluster = _rollouts.connect(args)
-        objects, _ = cluster.list(api.rollouts_path())
-        rollouts, warnings = parse_all(objects)
-        rollouts = [r for r in rollouts if (args.all or not r.ended)
-                    and (not args.pending or _rollouts.waits_for_person(r))]
-        rollouts.sort(key=lambda r: r.name)
-        rollouts.sort(key=lambda r: r.created or _EPOCH, reverse=True)  # newest first, ties by name
-        reports: Mapping[str, str | None] | None = None
-        if any(r.assessment_digest for r in rollouts):
-            reports, warning = read_reports(cluster, args.operator_namespace)
-            warnings += [warning] if warning else []
-        assessments = Assessments(reports, args.operator_namespace)
-        return Result("RolloutList", {"items": [item(r, assessments.of(r.assessment_digest)) for r in rollouts]},
-                      names=tuple(api.rollout_reference(r.name) for r in rollouts), warnings=tuple(warnings))
+        # The reports are read beside the rollouts (a second connection with the same deadline):
+        # the server works on one list while this process parses the other.
+        with _rollouts.many_objects(), ThreadPoolExecutor(1) as beside:
+            reading = beside.submit(read_reports, kube.Cluster(cluster.settings, Deadline(cluster.deadline.remaining())),
+                                    args.operator_namespace)
+            objects, _ = cluster.list(api.rollouts_path())
+            rollouts, warnings = parse_all(objects)
+            del objects  # the raw JSON is most of the memory: let it go before the reports arrive
+            rollouts = [r for r in rollouts if (args.all or not r.ended)
+                        and (not args.pending or _rollouts.waits_for_person(r))]
+            rollouts.sort(key=lambda r: r.name)
+            rollouts.sort(key=lambda r: r.created or _EPOCH, reverse=True)  # newest first, ties by name
+            reports, warning = reading.result()
+            if warning and any(r.assessment_digest for r in rollouts):
+                warnings.append(warning)
+            assessments = Assessments(reports, args.operator_namespace)
+            items = [item(r, assessments.of(r.assessment_digest)) for r in rollouts]
+        return Result("RolloutList", {"items": items}, names=tuple(api.rollout_reference(r.name) for r in rollouts),
+                      warnings=tuple(warnings))
 
 
 _EPOCH = clock.parse_time("1970-01-01T00:00:00Z")
@@ -90,7 +100,7 @@ def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], 
     rollouts, bad = [], []
     for obj in objects:
         try:
-            rollouts.append(api.parse_rollout(obj))
+            rollouts.append(api.parse_rollout(obj, records=False))
         except AicrError as err:
             if err.code != Code.INVALID_OBJECT:
                 raise
