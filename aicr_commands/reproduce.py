@@ -24,6 +24,8 @@ class Reproduce(AicrCommand):
     without it, the active plan, else the candidate. Changes nothing in the cluster.
     """
 
+    uses_flags = ("kubeconfig", "context", "operator_namespace", "dir")
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("plan", metavar="PLAN", nargs="?",
                             help="sha256:<64 hex> or aicr-plan-<16 hex> (default: the active plan, else the candidate)")
