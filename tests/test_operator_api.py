@@ -59,3 +59,20 @@ def test_parse_plan_and_report() -> None:
     compare((report.components[0].notes, report.summary), expected=("1 minor; 1 step", "1 manual"))
     with ShouldRaise(AicrError):
         api.parse_report("{not json")
+
+
+def test_a_release_that_appears_twice_gets_the_state_of_its_own_step() -> None:
+    steps = [{"release": "gpu-operator", "operation": "Upgrade"}, {"release": "nvsentinel", "operation": "Install"},
+             {"release": "gpu-operator", "operation": "Verify"}]
+    same_order = [{"release": "gpu-operator", "state": "Ready"}, {"release": "nvsentinel", "state": "Ready"},
+                  {"release": "gpu-operator", "state": "InFlight", "message": "verifying"}]
+    r = api.parse_rollout(rollout(steps=steps, status={"steps": same_order}))
+    compare([(s.operation, s.state, s.message) for s in r.steps],
+            expected=[("Upgrade", "Ready", ""), ("Install", "Ready", ""), ("Verify", "InFlight", "verifying")])
+    # another order in status: the n-th gpu-operator entry still belongs to the n-th gpu-operator step
+    other_order = [same_order[1], same_order[0], same_order[2]]
+    r = api.parse_rollout(rollout(steps=steps, status={"steps": other_order}))
+    compare([s.state for s in r.steps], expected=["Ready", "Ready", "InFlight"])
+    # the operator has reported only the first gpu-operator step: the second is Pending
+    r = api.parse_rollout(rollout(steps=steps, status={"steps": same_order[:1]}))
+    compare([s.state for s in r.steps], expected=["Ready", "Pending", "Pending"])
