@@ -471,8 +471,8 @@ class Seeder:
         recipe = recipe if recipe is not None else json.dumps(
             {"kind": "RecipeResult", "apiVersion": "aicr.nvidia.com/v1alpha1",
              "componentRefs": [{"name": "gpu-operator", "version": "v25.10.0"}]}, indent=2)
-        data = {"aicrImage": aicr_image or f"ghcr.io/nvidia/aicr@{random_digest()}",
-                "bundle": bundle or f"oci://registry.example.com/aicr/cluster/bundles@{digest}"}
+        data = {"aicrImage": f"ghcr.io/nvidia/aicr@{random_digest()}" if aicr_image is None else aicr_image,
+                "bundle": f"oci://registry.example.com/aicr/cluster/bundles@{digest}" if bundle is None else bundle}
         if source == "recipe":
             data["recipe.json"] = recipe
             data["recipeDigest"] = recipe_digest or digest_of(recipe)
