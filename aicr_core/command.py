@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cliff.command import Command
 

@@ -112,7 +112,7 @@ class _Reader:
             return None
         try:
             return parse_time(text)
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved into another year by its offset
             raise AicrError(Code.INVALID_OBJECT, f"{self.what}: {path} is not a time: {text!r}") from None
 
     def sub(self, path_or_item: str | Any, what: str) -> _Reader:

@@ -83,7 +83,8 @@ def cluster(runs: int, env: dict[str, str]) -> None:
         name = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
         fresh = [seed.rollout() for _ in range(runs + 1)]
         rows = medians(runs, [
-            ("kubectl get runtimerollout NAME -o yaml", lambda _: ["kubectl", "get", "runtimerollout", name, "-o", "yaml"]),
+            ("kubectl get runtimerollout NAME -o yaml",
+             lambda _: ["kubectl", "get", "runtimerollout", name, "-o", "yaml"]),
             ("kubectl aicr describe NAME", lambda _: ["kubectl", "aicr", "describe", name]),
             ("kubectl aicr approve NAME (fresh rollout)",
              lambda i: ["kubectl", "aicr", "approve", fresh[i], "--reason", "bench"]),

@@ -15,6 +15,7 @@ from testfixtures import ShouldRaise, compare
 
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError
+
 from conftest import Aicr, error_line
 from plugin_env import EXAMPLES, PluginPath
 
@@ -110,14 +111,16 @@ def test_help_names_the_plugin_that_provides_a_command(aicr: Aicr, tmp_path: Pat
 
 def test_help_for_an_unknown_command_is_a_usage_error(aicr: Aicr) -> None:
     proc = aicr("help", "appr")
-    compare((proc.returncode, error_line(proc)), expected=(2, 'error: [USAGE] unknown command "appr" for "kubectl aicr"'))
+    compare((proc.returncode, error_line(proc)),
+            expected=(2, 'error: [USAGE] unknown command "appr" for "kubectl aicr"'))
 
 
 def test_help_json(aicr: Aicr) -> None:
     proc = aicr("help", "-o", "json")
     doc = json.loads(proc.stdout)
     compare(doc["kind"], expected="Help")
-    assert {"name": "approve", "summary": "Approve a rollout as yourself, until --expires or its deadline."} in doc["commands"]
+    summary = "Approve a rollout as yourself, until --expires or its deadline."
+    assert {"name": "approve", "summary": summary} in doc["commands"]
 
 
 def test_missing_kubeconfig(aicr: Aicr, home: Path) -> None:

@@ -27,7 +27,8 @@ func main() {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		raw, _ := hex.DecodeString(in.Text())
-		if d, err := time.ParseDuration(string(raw)); err != nil { fmt.Println("err", err) } else { fmt.Println("ok", int64(d)) }
+		d, err := time.ParseDuration(string(raw))
+		if err != nil { fmt.Println("err", err) } else { fmt.Println("ok", int64(d)) }
 	}
 }
 """
@@ -131,7 +132,7 @@ def test_go_and_we_agree_on_every_string(go_parse: Path) -> None:
     cases = corpus()
     answers = ask_go(go_parse, cases)
     compare(len(answers), expected=len(cases))
-    disagreements = [(c, theirs, ours(c)) for c, theirs in zip(cases, answers) if ours(c) != theirs]
+    disagreements = [(c, theirs, ours(c)) for c, theirs in zip(cases, answers, strict=True) if ours(c) != theirs]
     compare(disagreements, expected=[])
     accepted = sum(a.startswith("ok ") for a in answers)
     assert 100 < accepted < len(cases) - 100, accepted  # the corpus tests both sides

@@ -9,8 +9,16 @@ import pytest
 from testfixtures import ShouldRaise, compare
 
 from aicr_core.errors import UsageError
-from aicr_core.flags import (MAX_API_TIME, FlagParser, GoDuration, add_common_flags, check_expires,
-                             check_reason, check_used_flags, parse_duration)
+from aicr_core.flags import (
+    MAX_API_TIME,
+    FlagParser,
+    GoDuration,
+    add_common_flags,
+    check_expires,
+    check_reason,
+    check_used_flags,
+    parse_duration,
+)
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 11, 29, 21, tzinfo=UTC)

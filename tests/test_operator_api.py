@@ -7,6 +7,7 @@ from testfixtures import ShouldRaise, compare
 
 from aicr_core import operator_api as api
 from aicr_core.errors import AicrError
+
 from samples import FROM, REPORT, TO, rollout
 
 UTC = dt.timezone.utc
@@ -23,7 +24,8 @@ def test_parse_rollout() -> None:
 
 
 def test_wrong_types_are_invalid_objects_not_tracebacks() -> None:
-    with ShouldRaise(AicrError("INVALID_OBJECT", "runtimerollout rollout-3f9a1c0d2b7e4a51-1: approvalRequired has an unexpected type")):
+    with ShouldRaise(AicrError("INVALID_OBJECT", "runtimerollout rollout-3f9a1c0d2b7e4a51-1: "
+                                                 "approvalRequired has an unexpected type")):
         api.parse_rollout(rollout(approvalRequired="yes"))
     with ShouldRaise(AicrError):
         api.parse_rollout(rollout(deadline="tomorrow"))

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pluggy
 import pytest
-from testfixtures import ShouldRaise, compare
-
 from stevedore import _cache as stevedore_cache
 from stevedore.extension import ExtensionManager
+from testfixtures import ShouldRaise, compare
 
 from aicr_core import hookspecs
 from aicr_core.errors import AicrError
 from aicr_core.policy import PolicySet, Violation, hookimpl, load_policies
+
 from plugin_env import PluginPath
 
 

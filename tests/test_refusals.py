@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-from testfixtures import ShouldRaise, compare, mock_datetime, Replacer
+from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
 from aicr_commands import acknowledge, approve, reproduce, revoke
 from aicr_core import clock
 from aicr_core import operator_api as api
 from aicr_core.errors import AicrError
+
 from samples import rollout
 
 UTC = dt.timezone.utc

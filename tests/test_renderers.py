@@ -18,6 +18,7 @@ from aicr_core.terminal import safe
 from aicr_renderers.json import JsonRenderer
 from aicr_renderers.text import TextRenderer
 from aicr_renderers.yaml import YamlRenderer
+
 from samples import REPORT, REPORT_DIGEST, rollout
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -126,7 +126,8 @@ def test_a_name_claimed_twice_is_refused(site_package: Aicr, tmp_path: Path) -> 
     aicr = site_package.with_env(PYTHONPATH=f"{shadow.root}:{site_package.extra_env['PYTHONPATH']}")
     proc = aicr("approve", "rollout-3f9a1c0d2b7e4a51-1", "--reason", "x")
     compare(proc.returncode, expected=1)
-    assert error_line(proc).startswith("error: [PLUGIN_ERROR] aicr.commands 'approve' is claimed by more than one"), proc.stderr
+    assert error_line(proc).startswith(
+        "error: [PLUGIN_ERROR] aicr.commands 'approve' is claimed by more than one"), proc.stderr
     assert "aicr-shadow 0.1" in proc.stderr and "kubectl-aicr 0.1.0" in proc.stderr
 
 
@@ -148,7 +149,8 @@ def test_without_the_site_package_the_core_works(aicr: Aicr, site_package: Aicr,
     compare(site_package("help").stdout.count("  whoami "), expected=1)
     compare(aicr("help").returncode, expected=0)
     proc = aicr("whoami")
-    compare((proc.returncode, error_line(proc)), expected=(2, 'error: [USAGE] unknown command "whoami" for "kubectl aicr"'))
+    compare((proc.returncode, error_line(proc)),
+            expected=(2, 'error: [USAGE] unknown command "whoami" for "kubectl aicr"'))
     proc = aicr("approve", seed.rollout(), "--reason", "no ticket needed now", kubeconfig=plane.kubeconfig_for("bob"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
 
