@@ -21,8 +21,6 @@ class Acknowledge(AicrCommand):
     server checks). The rollout then continues.
     """
 
-    uses_flags = ("kubeconfig", "context")
-
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
 

@@ -25,7 +25,7 @@ class Approve(AicrCommand):
     An approval can be neither changed nor extended.
     """
 
-    uses_flags = ("kubeconfig", "context", "reason", "expires")
+    uses_flags = ("reason", "expires")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)

@@ -22,7 +22,7 @@ class Describe(AicrCommand):
     when its sha256 matches the digest the rollout records.
     """
 
-    uses_flags = ("kubeconfig", "context", "operator_namespace")
+    uses_flags = ("operator_namespace",)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)

@@ -24,7 +24,7 @@ class Reproduce(AicrCommand):
     without it, the active plan, else the candidate. Changes nothing in the cluster.
     """
 
-    uses_flags = ("kubeconfig", "context", "operator_namespace", "dir")
+    uses_flags = ("operator_namespace", "dir")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("plan", metavar="PLAN", nargs="?",

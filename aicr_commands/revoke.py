@@ -21,7 +21,7 @@ class Revoke(AicrCommand):
     API server also refuses one in Validating.
     """
 
-    uses_flags = ("kubeconfig", "context", "reason")
+    uses_flags = ("reason",)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)

@@ -42,6 +42,9 @@ class GoDuration:
     def delta(self) -> timedelta:
         return timedelta(microseconds=self.nanoseconds // 1000)
 
+    def total_seconds(self) -> float:
+        return self.nanoseconds / 1e9
+
 
 def parse_duration(text: str) -> GoDuration:
     """Go's duration syntax (`90m`, `2h`, `1h30m`, `45s`, `-0s`), exactly as Go's time.ParseDuration.
@@ -97,8 +100,6 @@ def check_nonempty(args: argparse.Namespace, dest: str) -> str:
 SEMANTIC_CHECKS: dict[str, Callable[[argparse.Namespace], object]] = {
     "dir": lambda args: check_nonempty(args, "dir"),
     "operator_namespace": lambda args: check_nonempty(args, "operator_namespace"),
-    "kubeconfig": lambda args: args.kubeconfig is None or check_nonempty(args, "kubeconfig"),
-    "context": lambda args: args.context is None or check_nonempty(args, "context"),
 }
 
 
@@ -183,6 +184,9 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")
+    from aicr_core.connection_flags import add_connection_flags  # it imports this module's parse_duration
+
+    add_connection_flags(parser.add_argument_group("kubectl's connection flags, accepted by every command"))
 
 
 def debug_enabled() -> bool:
