@@ -13,5 +13,5 @@ class WhoAmI(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import kube  # imported when run, not when `help` lists commands
 
-        me = kube.connect(args.kubeconfig, args.context).whoami()
+        me = kube.connect_args(args).whoami()  # --kubeconfig, --context and kubectl's connection flags
         return Result("Identity", {"username": me.username, "groups": list(me.groups)})
