@@ -11,13 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_apiserver import Respond, fake_apiserver
 from testfixtures import ShouldRaise, compare
 
-import testbed
 from aicr_core import kube
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
-from fake_apiserver import Respond, fake_apiserver
+
+import testbed
 
 
 def session(server_kubeconfig: Path, seconds: float = 10) -> kube.Cluster:
