@@ -15,11 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from fake_apiserver import FakeApiServer, Reset, Respond, Silent, Trickle, fake_apiserver, status
 from testfixtures import compare
 
 import testbed
 from conftest import Aicr, error_line
+from fake_apiserver import FakeApiServer, Reset, Respond, Silent, Trickle, fake_apiserver, status
 from samples import REPORT_DIGEST, ROLLOUT
 
 R = ROLLOUT["metadata"]["name"]

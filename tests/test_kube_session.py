@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_apiserver import Respond, fake_apiserver
 from testfixtures import ShouldRaise, compare
 
 from aicr_core import kube
@@ -19,6 +18,7 @@ from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
 
 import testbed
+from fake_apiserver import Respond, fake_apiserver
 
 
 def session(server_kubeconfig: Path, seconds: float = 10) -> kube.Cluster:
