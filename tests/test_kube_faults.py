@@ -187,8 +187,9 @@ def test_sigterm_leaves_no_credential_file_behind(kubectl: str, tmp_path: Path) 
         tmp = tmp_path / "tmp"
         tmp.mkdir()
         marker = f"sigterm-test-{os.getpid()}"  # pkill matches this command only
-        proc = subprocess.Popen([kubectl, "aicr", "describe", R, "--operator-namespace", marker], env=aicr_env(tmp_path, kc, TMPDIR=str(tmp)),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([kubectl, "aicr", "describe", R, "--operator-namespace", marker],
+                                env=aicr_env(tmp_path, kc, TMPDIR=str(tmp)), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 20
         while not server.accepted and time.monotonic() < deadline:  # it holds the key files while it waits
             time.sleep(0.05)
