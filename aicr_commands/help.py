@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_core import plugins
-from aicr_core.app import PROG
+from aicr_core.app import PROG, USAGE_LINES
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.flags import FlagParser, add_common_flags
@@ -67,6 +67,7 @@ MEANINGS: dict[Code, str] = {
     Code.NO_RECIPE: "the plan was rebuilt from Argo CD Applications: no recipe",
     Code.NO_RENDER_FLAGS: "the plan does not record its render flags",
     Code.DIGEST_MISMATCH: "recipe.json does not match its recorded digest",
+    Code.INVALID_PLAN: "a plan's image, bundle or render flags are not well-formed; nothing written",
     Code.WRITE_FAILED: "a file could not be written",
     Code.INVALID_OBJECT: "an object from the cluster does not have the operator API's shape",
     Code.PLUGIN_ERROR: "the command or renderer plugin failed to load",
@@ -109,13 +110,12 @@ class Help(AicrCommand):
                 self.app.warn(err.message)
                 summary = f"(unavailable: {err.code})"
             listing.append({"name": name, "summary": summary})
+        app_flags = self.app.parser  # the flags every command accepts, as the app parses them
         return Result("Help", {
-            "description": "kubectl aicr: inspect, approve, revoke and acknowledge AICR rollouts, "
-                           "and check a plan's bundle against the AICR CLI.",
-            "usage": [f"{PROG} COMMAND [ROLLOUT] [flags]", f"{PROG} reproduce [PLAN] [flags]",
-                      f"{PROG} help [COMMAND]"],
+            "description": app_flags.description,
+            "usage": list(USAGE_LINES),
             "commands": listing,
-            "flags": [flag_line(a) for a in common_actions()],
+            "flags": [flag_line(a) for a in app_flags._actions if a.option_strings],
             "footer": f"Run '{PROG} help COMMAND' for a command's flags, examples and codes. "
                       "Exit codes: 0 success, 1 the command failed, 2 usage error.",
         })

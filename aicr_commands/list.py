@@ -55,6 +55,8 @@ class List(AicrCommand):
       UNAVAILABLE
     """
 
+    uses_flags = ("operator_namespace",)
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--all", action="store_true", help="include rollouts that have ended")
         parser.add_argument("--pending", action="store_true",
@@ -72,8 +74,8 @@ class List(AicrCommand):
         # The reports are read beside the rollouts (a second connection with the same deadline):
         # the server works on one list while this process parses the other.
         with _rollouts.many_objects(), ThreadPoolExecutor(1) as beside:
-            reading = beside.submit(read_reports, kube.Cluster(cluster.settings, Deadline(cluster.deadline.remaining())),
-                                    args.operator_namespace)
+            sibling = kube.Cluster(cluster.settings, Deadline(cluster.deadline.remaining()))
+            reading = beside.submit(read_reports, sibling, args.operator_namespace)
             objects, _ = cluster.list(api.rollouts_path())
             rollouts, warnings = parse_all(objects)
             del objects  # the raw JSON is most of the memory: let it go before the reports arrive

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
     from aicr_core.kube import Cluster
 
-DEFAULT_TIMEOUT = timedelta(minutes=10)
+DEFAULT_TIMEOUT = "10m"
 CONDITIONS = ("approval", "acknowledgement", "approved", "ended")
 
 
@@ -73,7 +73,7 @@ class Wait(AicrCommand):
             help="approval, acknowledgement, approved, ended or phase=PHASE (required)")
         action.completer = complete_condition  # type: ignore[attr-defined]
         parser.add_argument("--timeout", metavar="DURATION", type=parse_duration, default=DEFAULT_TIMEOUT,
-                            help="give up after this long (Go duration; default 10m; 0: check once)")
+                            help="give up after this long (Go duration; default %(default)s; 0: check once)")
 
     def take_action(self, args: argparse.Namespace) -> Stream:
         from aicr_core.deadline import Deadline
@@ -82,9 +82,11 @@ class Wait(AicrCommand):
             raise AicrError(Code.USAGE, "wait needs --for CONDITION (approval, acknowledgement, approved, "
                                         "ended or phase=PHASE)")
         seconds = args.timeout.total_seconds()
+        if seconds < 0:
+            raise AicrError(Code.USAGE, f"--timeout {args.timeout.text} must not be negative")
         # --timeout 0 checks once, within the command's usual deadline.
         cluster = _rollouts.connect(args, Deadline(seconds) if seconds > 0 else None)
-        return Stream(wait(cluster, args.rollout, args.condition, args.timeout))
+        return Stream(wait(cluster, args.rollout, args.condition, timedelta(seconds=seconds)))
 
 
 @dataclass

@@ -9,7 +9,9 @@ what is not used.
 """
 from __future__ import annotations
 
+import io
 import logging
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -20,20 +22,18 @@ from cliff.commandmanager import CommandManager
 
 from aicr_core import plugins
 from aicr_core.command import AicrCommand
-from aicr_core.errors import EXIT_OK, AicrError, Code, HelpRequested, UsageError
+from aicr_core.errors import AicrError, Code, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.renderer import Renderer
-from aicr_core.result import Progress, Result, Stream
+from aicr_core.result import Progress, Result, Stream, result_problem
 from aicr_core.terminal import safe
 
 PROG = "kubectl aicr"
 CLEAR_SCREEN = "\x1b[H\x1b[2J"  # cursor home, erase the screen: a watch redraws in place
-USAGE = f"""Usage:
-  {PROG} COMMAND ROLLOUT [flags]
-  {PROG} reproduce [PLAN] [flags]
-  {PROG} help [COMMAND]
-
-Run '{PROG} help' for the commands and flags."""
+DESCRIPTION = (f"{PROG}: inspect, approve, revoke and acknowledge AICR rollouts, "
+               "and check a plan's bundle against the AICR CLI.")
+USAGE_LINES = (f"{PROG} COMMAND ROLLOUT [flags]", f"{PROG} reproduce [PLAN] [flags]", f"{PROG} help [COMMAND]")
+USAGE = "Usage:\n" + "".join(f"  {line}\n" for line in USAGE_LINES) + f"\nRun '{PROG} help' for the commands and flags."
 
 
 class EntryPointCommands(CommandManager):
@@ -58,8 +58,7 @@ class AicrApp(App):
     parser: FlagParser
 
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
-        super().__init__(description="Inspect, approve, revoke and acknowledge AICR rollouts",
-                         version=None, command_manager=EntryPointCommands(plugins.COMMANDS),
+        super().__init__(description=DESCRIPTION, version=None, command_manager=EntryPointCommands(plugins.COMMANDS),
                          stdout=stdout, stderr=stderr)
         self.renderers = plugins.PluginGroup(plugins.RENDERERS)
 
@@ -107,6 +106,9 @@ class AicrApp(App):
         except HelpRequested:
             name, rest = "help", []
         if name is None:
+            unknown = self.unknown_flag(rest)
+            if unknown:
+                raise UsageError(f"unknown flag: {unknown}")
             self.stderr.write(USAGE + "\n")
             raise UsageError("no command given")
         try:
@@ -119,32 +121,54 @@ class AicrApp(App):
         command = command_class(self, None, cmd_name=name)
         args = command.get_parser(f"{PROG} {name}").parse_args(rest)
         renderer = self.load_renderer(args.output)  # before the command: never write, then fail to print
-        result: Result | Stream = command.run(args)
+        result, exit_code = command.run(args)
         if isinstance(result, Stream):
-            self.render_stream(result, renderer)
+            self.render_stream(result, renderer, args.output)
         else:
-            self.render(result, renderer)
-        return EXIT_OK
+            self.show(self.render(renderer, args.output, result), result)
+        return exit_code
 
-    def render(self, result: Result, renderer: Renderer) -> None:
+    def show(self, output: str, result: Result) -> None:
+        """The result's warnings on stderr, then its output on stdout."""
         for warning in result.warnings:
             self.warn(warning)
-        renderer.render(result, self.stdout)
+        self.stdout.write(output)
         self.stdout.flush()
 
-    def render_stream(self, stream: Stream, renderer: Renderer) -> None:
-        """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator."""
+    def render_stream(self, stream: Stream, renderer: Renderer, name: str) -> None:
+        """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator.
+
+        Progress lines go to stderr as they come. Each result is checked and rendered whole before
+        any of it is written, as a single result is.
+        """
         redraw = self.stdout.isatty()
         shown = 0
         for item in stream:
             if isinstance(item, Progress):
-                self.stderr.write(safe(item.message, allow_newlines=False) + "\n")
+                self.stderr.write(safe(str(item.message), allow_newlines=False) + "\n")
                 self.stderr.flush()
                 continue
+            problem = result_problem(item) if isinstance(item, Result) else f"it yielded a {type(item).__name__}"
+            if problem is not None:
+                raise AicrError(Code.PLUGIN_ERROR, f"a streaming command's result cannot be printed: {problem}")
+            output = self.render(renderer, name, item)
             if shown:
                 self.stdout.write(CLEAR_SCREEN if redraw else renderer.separator)
-            self.render(item, renderer)
+            self.show(output, item)
             shown += 1
+
+    @staticmethod
+    def render(renderer: Renderer, name: str, result: Result) -> str:
+        """The whole output, rendered before any of it is written: a failing renderer prints nothing."""
+        buffer = io.StringIO()
+        try:
+            renderer.render(result, buffer)
+        except AicrError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a renderer plugin's bug, named, never half an output
+            raise AicrError(Code.PLUGIN_ERROR, f"output format {name!r} failed to print a {result.kind} "
+                            f"result: {type(err).__name__}: {err}; nothing was printed") from err
+        return buffer.getvalue()
 
     def split_command(self, argv: Sequence[str]) -> tuple[str | None, list[str]]:
         """Find the command name among the words; flags may stand before or after it.
@@ -171,6 +195,24 @@ class AicrApp(App):
             after_unknown_flag = False
             i += 1
         return None, list(argv)
+
+    def unknown_flag(self, argv: Sequence[str]) -> str | None:
+        """The first word that is a flag no command shares (`--foo`), skipping the values of known flags."""
+        known = {opt for action in self.parser._actions for opt in action.option_strings}
+        takes_value = self.parser.value_flags()
+        i = 0
+        while i < len(argv):
+            word = argv[i]
+            if word == "--":
+                return None
+            if word.startswith("-") and word != "-":
+                name = word.partition("=")[0] if word.startswith("--") else word[:2]
+                if name not in known:
+                    return name
+                i += 2 if word in takes_value else 1
+                continue
+            i += 1
+        return None
 
     def load_renderer(self, name: str) -> Renderer:
         if name not in self.renderers:
@@ -207,5 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_script() -> None:
+    # SIGTERM ends the process like an exit, so that cleanups still run: the official client writes
+    # kubeconfig key data to private temporary files and removes them only at exit.
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     sys.exit(main())
 

@@ -12,6 +12,7 @@ from testfixtures import compare
 from aicr_commands.help import MEANINGS, parse_doc
 from aicr_core import plugins
 from aicr_core.errors import Code
+
 from conftest import Aicr
 from plugin_env import EXAMPLES, PluginPath
 

@@ -34,7 +34,8 @@ def rows(text: str) -> dict[str, list[str]]:
     lines = text.splitlines()
     header = lines[0]
     starts = [header.index(h) for h in HEADER]
-    return {line.split()[0]: [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])] for line in lines[1:]}
+    return {line.split()[0]: [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+            for line in lines[1:]}
 
 
 def test_not_ended_newest_first_and_all(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
@@ -51,12 +52,13 @@ def test_not_ended_newest_first_and_all(aicr: Aicr, plane: testbed.ControlPlane,
 
 def test_pending_keeps_only_what_waits_for_a_person(aicr: Aicr, plane: testbed.ControlPlane,
                                                     seed: testbed.Seeder) -> None:
+    acknowledged = [{"release": "nvsentinel", "user": "bob", "time": "2026-01-01T00:00:00Z"}]
     waiting = {
         seed.rollout(): True,
         seed.rollout(approval=APPROVED): False,
         seed.rollout(phase="AwaitingAcknowledgement", approval=APPROVED, awaiting_release="nvsentinel"): True,
         seed.rollout(phase="AwaitingAcknowledgement", approval=APPROVED, awaiting_release="nvsentinel",
-                     acknowledgements=[{"release": "nvsentinel", "user": "bob", "time": "2026-01-01T00:00:00Z"}]): False,
+                     acknowledgements=acknowledged): False,
         seed.rollout(phase="Progressing", approval=APPROVED): False,
     }
     every = listed(aicr, plane, "alice")

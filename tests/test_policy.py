@@ -2,14 +2,21 @@
 from __future__ import annotations
 
 import itertools
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pluggy
 import pytest
+from stevedore import _cache as stevedore_cache
+from stevedore.extension import ExtensionManager
 from testfixtures import ShouldRaise, compare
 
 from aicr_core import hookspecs
 from aicr_core.errors import AicrError
-from aicr_core.policy import PolicySet, Violation, hookimpl
+from aicr_core.policy import PolicySet, Violation, hookimpl, load_policies
+
+from plugin_env import PluginPath
 
 
 class NeedsTicket:
@@ -34,12 +41,6 @@ class ReturnsJunk:
     @hookimpl
     def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
         return "no"
-
-
-class Misspelt:
-    @hookimpl
-    def aicr_pre_aprove(self):  # type: ignore[no-untyped-def]
-        return None
 
 
 def policy_set(plugins: list[tuple[str, object]]) -> PolicySet:
@@ -90,9 +91,56 @@ def test_load_failures_refuse_every_check() -> None:
         policies.check("aicr_pre_approve", rollout=None, approval="x", user=None, context=None)
 
 
-def test_a_misspelt_hook_is_caught_by_check_pending() -> None:
-    manager = pluggy.PluginManager("aicr")
-    manager.add_hookspecs(hookspecs)
-    manager.register(Misspelt(), name="typo")
-    with pytest.raises(pluggy.PluginValidationError, match="aicr_pre_aprove"):
-        manager.check_pending()
+@pytest.fixture
+def installed_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], PolicySet]:
+    """`load_policies()` with one generated policy distribution on an isolated sys.path entry."""
+    def load(source: str) -> PolicySet:
+        PluginPath(tmp_path / "site").add("site-policy", "1.0", {"aicr.policies": {"site": "site_policy"}},
+                                          modules={"site_policy": source})
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))  # stevedore's file cache is keyed by sys.path
+        monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})  # its in-process cache is not
+        monkeypatch.setattr(stevedore_cache._c, "_dir", str(tmp_path / "cache"))  # no file left in ~/.cache
+        monkeypatch.delitem(sys.modules, "site_policy", raising=False)
+        return load_policies()
+    return load
+
+
+def test_load_policies_refuses_a_misspelt_hook(installed_policy: Callable[[str], PolicySet]) -> None:
+    policies = installed_policy("""
+        from aicr_core.policy import hookimpl
+
+        @hookimpl
+        def aicr_pre_aprove(approval):
+            return None
+    """)
+    compare(list(policies.failures), expected=["site"])
+    assert "unknown hook 'aicr_pre_aprove'" in policies.failures["site"], policies.failures
+    with ShouldRaise(AicrError) as caught:
+        policies.check("aicr_pre_approve", rollout=None, approval="x", user=None, context=None)
+    compare(caught.raised.code, expected="POLICY_ERROR")
+
+
+def test_load_policies_refuses_a_bad_signature(installed_policy: Callable[[str], PolicySet]) -> None:
+    policies = installed_policy("""
+        from aicr_core.policy import hookimpl
+
+        @hookimpl
+        def aicr_pre_approve(approval, colour_of_the_sky):
+            return None
+    """)
+    compare(list(policies.failures), expected=["site"])
+    assert "colour_of_the_sky" in policies.failures["site"], policies.failures
+
+
+def test_load_policies_registers_a_good_one(installed_policy: Callable[[str], PolicySet]) -> None:
+    policies = installed_policy("""
+        from aicr_core.policy import Violation, hookimpl
+
+        @hookimpl
+        def aicr_pre_approve(approval):
+            return Violation("site", "no")
+    """)
+    compare((policies.names, policies.failures), expected=(["site"], {}))
+    with ShouldRaise(AicrError) as caught:
+        policies.check("aicr_pre_approve", rollout=None, approval="x", user=None, context=None)
+    compare((caught.raised.code, caught.raised.details), expected=("POLICY_DENIED", ["site: no"]))

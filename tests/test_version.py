@@ -64,7 +64,8 @@ def test_server_version_and_the_operator_api(aicr: Aicr, plane: testbed.ControlP
 def test_a_cluster_without_the_operator_gets_a_warning(aicr: Aicr, bare_plane: testbed.ControlPlane) -> None:
     proc = aicr("version", kubeconfig=bare_plane.kubeconfig_for("alice"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
-    compare(proc.stdout.splitlines()[-1], expected="Operator API: operator.aicr.run/v1alpha1 RuntimeRollouts not served")
+    compare(proc.stdout.splitlines()[-1],
+            expected="Operator API: operator.aicr.run/v1alpha1 RuntimeRollouts not served")
     compare(proc.stderr, expected="warning: the API server does not serve operator.aicr.run/v1alpha1 RuntimeRollouts: "
                                   "the AICR operator's CRDs are not installed on this cluster\n")
     doc = json.loads(aicr("version", "-o", "json", kubeconfig=bare_plane.kubeconfig_for("alice")).stdout)

@@ -21,6 +21,7 @@ from aicr_core.result import Progress, Result, Stream
 from aicr_renderers import durations
 from aicr_renderers.json import JsonRenderer
 from aicr_renderers.text import TextRenderer
+
 from samples import rollout
 
 NOW = dt.datetime(2026, 11, 30, 3, 0, tzinfo=dt.timezone.utc)
@@ -199,7 +200,7 @@ def test_the_core_renders_a_stream_as_it_comes(tty: bool) -> None:
     out, err = Terminal(tty), io.StringIO()
     app = AicrApp(stdout=out, stderr=err)
     items = [Result("X", {"n": 1}), Progress("12:00:00 A -> B\x1b[2J"), Result("X", {"n": 2}, warnings=("w",))]
-    app.render_stream(Stream(items), TextRenderer())
+    app.render_stream(Stream(items), TextRenderer(), "text")
     compare(out.getvalue(), expected="n: 1\n" + (CLEAR_SCREEN if tty else "---\n") + "n: 2\n")
     compare(err.getvalue(), expected="12:00:00 A -> B\\x1b[2J\nwarning: w\n")
 
@@ -207,5 +208,14 @@ def test_the_core_renders_a_stream_as_it_comes(tty: bool) -> None:
 def test_a_json_stream_is_a_sequence_of_documents() -> None:
     out = Terminal(False)
     AicrApp(stdout=out, stderr=io.StringIO()).render_stream(Stream([Result("X", {"n": 1}), Result("X", {"n": 2})]),
-                                                              JsonRenderer())
+                                                              JsonRenderer(), "json")
     compare(out.getvalue(), expected='{\n  "kind": "X",\n  "n": 1\n}\n{\n  "kind": "X",\n  "n": 2\n}\n')
+
+
+def test_a_stream_result_that_cannot_be_printed_is_a_plugin_error() -> None:
+    out = Terminal(False)
+    app = AicrApp(stdout=out, stderr=io.StringIO())
+    with ShouldRaise(AicrError(Code.PLUGIN_ERROR, "a streaming command's result cannot be printed: "
+                                                  "data.when is a datetime.datetime")):
+        app.render_stream(Stream([Result("X", {"n": 1}), Result("X", {"when": NOW})]), TextRenderer(), "text")
+    compare(out.getvalue(), expected="n: 1\n")  # what came before stays printed, nothing half-written after
