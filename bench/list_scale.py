@@ -12,7 +12,9 @@ interleaved rounds:
     kubectl aicr list                  (not-ended ones only)
 
 and prints medians, the ratio to kubectl (target: within 1.5x), each
-command's peak resident memory, and the API requests `list` made.
+command's peak resident memory (of the process: kubectl execs the plugin,
+so it is the plugin's, or kubectl's if that was higher), the fixed start-up
+cost for comparison, and the API requests `list` made.
 
 Run from the repository with the virtualenv's bin/ first on PATH:
     PATH=$PWD/.venv/bin:$PATH python bench/list_scale.py [--rollouts 5000] [--runs 5]
@@ -128,7 +130,12 @@ def main() -> int:
             ("kubectl get runtimerollouts", lambda: ["kubectl", "get", "runtimerollouts"]),
             ("kubectl aicr list --all", lambda: ["kubectl", "aicr", "list", "--all"]),
             ("kubectl aicr list", lambda: ["kubectl", "aicr", "list"]),
+            ("kubectl aicr version --client (start-up)", lambda: ["kubectl", "aicr", "version", "--client"]),
         ], env)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import aicr_core.kube"], check=True)
+        print(f"  importing the Kubernetes client (aicr_core.kube), cold process: "
+              f"{(time.perf_counter() - started) * 1000:.0f}ms, of which Python's own start ~20ms")
         log = Path(plane.workdir) / "requests"
         subprocess.run(["kubectl", "aicr", "list", "--all"], env={**env, "AICR_REQUEST_LOG": str(log)},
                        stdout=subprocess.DEVNULL, check=True)
