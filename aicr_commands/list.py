@@ -76,7 +76,7 @@ class List(AicrCommand):
         with _rollouts.many_objects(), ThreadPoolExecutor(1) as beside:
             sibling = kube.Cluster(cluster.settings, Deadline(cluster.deadline.remaining()))
             reading = beside.submit(read_reports, sibling, args.operator_namespace)
-            objects, _ = cluster.list(api.rollouts_path())
+            objects = list_rollouts(cluster)
             rollouts, warnings = parse_all(objects)
             del objects  # the raw JSON is most of the memory: let it go before the reports arrive
             rollouts = [r for r in rollouts if (args.all or not r.ended)
@@ -93,6 +93,20 @@ class List(AicrCommand):
 
 
 _EPOCH = clock.parse_time("1970-01-01T00:00:00Z")
+
+
+def list_rollouts(cluster: Cluster) -> list[dict[str, Any]]:
+    """Every rollout (one paginated LIST); a server without the operator's CRDs says so in words."""
+    from aicr_core import operator_api as api
+
+    try:
+        objects, _ = cluster.list(api.rollouts_path())
+    except AicrError as err:
+        if err.code == Code.NOT_FOUND:
+            raise AicrError(Code.NOT_FOUND, f"this API server does not serve {api.GROUP}/{api.VERSION} "
+                            "RuntimeRollouts: the AICR operator's CRDs are not installed") from None
+        raise
+    return objects
 
 
 def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], list[str]]:

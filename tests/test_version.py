@@ -72,6 +72,14 @@ def test_a_cluster_without_the_operator_gets_a_warning(aicr: Aicr, bare_plane: t
     compare(doc["server"]["operatorAPI"]["runtimeRolloutsServed"], expected=False)
 
 
+@pytest.mark.cluster
+def test_list_on_a_cluster_without_the_operator(aicr: Aicr, bare_plane: testbed.ControlPlane) -> None:
+    proc = aicr("list", kubeconfig=bare_plane.kubeconfig_for("admin"))
+    compare((proc.returncode, error_line(proc)), expected=(1, (
+        "error: [NOT_FOUND] this API server does not serve operator.aicr.run/v1alpha1 RuntimeRollouts: "
+        "the AICR operator's CRDs are not installed")))
+
+
 def test_without_a_kubeconfig_the_server_part_fails(aicr: Aicr) -> None:
     proc = aicr("version")
     compare((proc.returncode, error_line(proc).startswith("error: [KUBECONFIG] no kubeconfig found")),

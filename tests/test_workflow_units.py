@@ -219,3 +219,12 @@ def test_a_stream_result_that_cannot_be_printed_is_a_plugin_error() -> None:
                                                   "data.when is a datetime.datetime")):
         app.render_stream(Stream([Result("X", {"n": 1}), Result("X", {"when": NOW})]), TextRenderer(), "text")
     compare(out.getvalue(), expected="n: 1\n")  # what came before stays printed, nothing half-written after
+
+
+def test_an_empty_list_says_so_in_text_only() -> None:
+    out = io.StringIO()
+    TextRenderer().render(Result("RolloutList", {"items": []}), out)
+    compare(out.getvalue(), expected="No rollouts found.\n")
+    out = io.StringIO()
+    JsonRenderer().render(Result("RolloutList", {"items": []}), out)
+    compare(out.getvalue(), expected='{\n  "kind": "RolloutList",\n  "items": []\n}\n')
