@@ -27,7 +27,7 @@ class Acknowledge(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
 
-        session = _rollouts.RolloutWrite(args, "acknowledge")
+        session = _rollouts.RolloutWrite(args, "acknowledge", self.app.warn)
         rollout = session.rollout
         release = awaited_release(rollout)
         ack = api.Acknowledgement(release, session.me.username, clock.now())

@@ -31,7 +31,7 @@ class Approve(AicrCommand):
         from aicr_core import operator_api as api
 
         reason = _rollouts.require_reason(args, "approve")
-        session = _rollouts.RolloutWrite(args, "approve")
+        session = _rollouts.RolloutWrite(args, "approve", self.app.warn)
         rollout = session.rollout
         approval = api.Approval(session.me.username, approval_expiry(rollout, args.expires, clock.now()), reason)
         session.check_policies("aicr_pre_approve", approval=approval)

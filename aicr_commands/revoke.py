@@ -28,7 +28,7 @@ class Revoke(AicrCommand):
         from aicr_core import operator_api as api
 
         reason = _rollouts.require_reason(args, "revoke")
-        session = _rollouts.RolloutWrite(args, "revoke")
+        session = _rollouts.RolloutWrite(args, "revoke", self.app.warn)
         rollout = session.rollout
         refuse_revocation(rollout)
         revocation = api.Revocation(session.me.username, clock.now(), reason)

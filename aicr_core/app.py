@@ -20,7 +20,7 @@ from cliff.commandmanager import CommandManager
 
 from aicr_core import plugins
 from aicr_core.command import AicrCommand
-from aicr_core.errors import EXIT_OK, AicrError, Code, HelpRequested, UsageError
+from aicr_core.errors import AicrError, Code, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.renderer import Renderer
 from aicr_core.result import Result
@@ -121,7 +121,7 @@ class AicrApp(App):
         result: Result = command.run(args)
         renderer.render(result, self.stdout)
         self.stdout.flush()
-        return EXIT_OK
+        return result.exit_code
 
     def split_command(self, argv: Sequence[str]) -> tuple[str | None, list[str]]:
         """Find the command name among the words; flags may stand before or after it.

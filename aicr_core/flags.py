@@ -133,6 +133,11 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
                        help="approve: how long the approval stays valid (default: the rollout's deadline)")
     group.add_argument("--dir", metavar="PATH", type=parse_nonempty, default=DEFAULT_REPRODUCE_DIR,
                        help="reproduce: where the recipe is written (default: %(default)s)")
+    group.add_argument("--override", metavar="POLICY", action="append", default=[], type=parse_nonempty,
+                       help="approve, revoke, acknowledge: go ahead despite the refusal of an overridable "
+                            "policy (repeatable; recorded in the rollout)")
+    group.add_argument("--policy-file", metavar="PATH", type=parse_nonempty,
+                       help="policy check, plugins: use this ApprovalPolicy file instead of the cluster's")
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")

@@ -15,7 +15,6 @@ import logging
 import os
 import socket
 import ssl
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +26,9 @@ from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, new_clie
 
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
+from aicr_core.hookspecs import Identity  # a policy's value type: defined where policies import nothing heavy
 
 MERGE_PATCH = "application/merge-patch+json"
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who the API server says we are (SelfSubjectReview)."""
-
-    username: str
-    groups: tuple[str, ...]
 
 
 class Cluster:

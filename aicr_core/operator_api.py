@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_core.clock import format_time, parse_time
 from aicr_core.errors import AicrError, Code
@@ -143,6 +143,16 @@ class Acknowledgement:
 
 
 @dataclass(frozen=True)
+class Override:
+    """Policies a user overrode (`--override`), recorded in the write of the action they overrode."""
+
+    user: str
+    action: str  # approve | revoke | acknowledge
+    policies: tuple[str, ...]
+    time: datetime
+
+
+@dataclass(frozen=True)
 class Step:
     """A step of the rollout: what the spec plans, with the state the status reports."""
 
@@ -194,6 +204,8 @@ class Rollout:
     # The acknowledgement entries exactly as stored: a merge patch replaces the
     # whole list, and the CRD rule requires existing entries to stay unchanged.
     stored_acknowledgements: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    overrides: tuple[Override, ...] = ()
+    stored_overrides: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)  # as above
 
     @property
     def ended(self) -> bool:
@@ -230,6 +242,11 @@ def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
     for item in spec.items("acknowledgements"):
         k = r.sub(item, f"{r.what}: spec.acknowledgements[]")
         acks.append(Acknowledgement(k.text("release"), k.text("user"), _required_time(k, "time")))
+    overrides = []
+    for item in spec.items("overrides"):
+        o = r.sub(item, f"{r.what}: spec.overrides[]")
+        names = tuple(n for n in o.items("policies") if isinstance(n, str))
+        overrides.append(Override(o.text("user"), o.text("action"), names, _required_time(o, "time")))
     return Rollout(
         name=r.text("metadata.name"),
         resource_version=r.text("metadata.resourceVersion"),
@@ -252,6 +269,8 @@ def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
         message=status.text("message"),
         awaiting_release=status.text("awaitingRelease"),
         stored_acknowledgements=tuple(spec.items("acknowledgements")),
+        overrides=tuple(overrides),
+        stored_overrides=tuple(spec.items("overrides")),
     )
 
 
@@ -289,6 +308,14 @@ def revocation_patch(rollout: Rollout, revocation: Revocation) -> dict[str, Any]
 def acknowledgement_patch(rollout: Rollout, ack: Acknowledgement) -> dict[str, Any]:
     entry = {"release": ack.release, "user": ack.user, "time": format_time(ack.time)}
     return _conditional(rollout, {"acknowledgements": [*rollout.stored_acknowledgements, entry]})
+
+
+def with_override(rollout: Rollout, patch: dict[str, Any], override: Override) -> dict[str, Any]:
+    """`patch` (an approval, revocation or acknowledgement) that also records `override`: one write."""
+    entry = {"user": override.user, "action": override.action, "policies": list(override.policies),
+             "time": format_time(override.time)}
+    spec = {**patch.get("spec", {}), "overrides": [*rollout.stored_overrides, entry]}
+    return {**patch, "spec": spec}
 
 
 # -- the runtime and its plans ---------------------------------------------------------------
@@ -363,6 +390,27 @@ class ComponentAssessment:
 class AssessmentReport:
     components: tuple[ComponentAssessment, ...]
     summary: str
+
+
+class ComponentVerdict(NamedTuple):
+    component: str
+    verdict: str  # safe | manual | blocked | unknown | unversioned
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """AICR's report for a rollout, as far as it could be verified: what approval policies see.
+
+    `status` is the one `describe -o json` shows: `none` (the rollout records
+    no report), `verified`, `unverified` (the content does not match the
+    recorded digest), `invalid` (matches, but is not a report), `missing`
+    (recorded, not found) or `unavailable` (could not be read). `components`
+    holds the verdicts of a verified report only.
+    """
+
+    status: str
+    digest: str | None = None
+    components: tuple[ComponentVerdict, ...] = ()
 
 
 def report_text(configmap: Mapping[str, Any]) -> str | None:

@@ -3,6 +3,8 @@
 `kind` names the shape of `data` (renderers pick a layout by it); `data` holds
 only JSON-compatible values (str, int, float, bool, None, lists, dicts) with
 stable keys, so `-o json` and `-o yaml` are a contract for scripts.
+`exit_code` is for a command whose answer is "no" but still a result to print
+(`policy check` of an action that would be refused: 1); it is not part of the data.
 """
 from __future__ import annotations
 
@@ -14,3 +16,4 @@ from typing import Any
 class Result:
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+    exit_code: int = 0

@@ -1,13 +1,15 @@
 """Text layouts of the built-in result kinds, one function each (like kubectl's describe printers).
 
-Each takes the result's data and returns lines. The strings in quotes in
+Each takes the result's data and returns lines; setup.cfg registers each under
+`aicr.layouts` by its kind, as a site package registers its own. The strings in quotes in
 ../shared/spec/cli.md are the upstream plugin's and are matched exactly.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from aicr_renderers.text import Layout, fields, table, value
+from aicr_core.lines import fields, table, value
+from aicr_renderers.policy_layouts import policy_file_text
 
 
 def rollout_description(d: dict[str, Any]) -> list[str]:
@@ -22,6 +24,7 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
         ("Outcome", value(d.get("outcome"))),
         ("Deadline", value(d.get("deadline"))),
         ("Approval", approval_text(d.get("approval") or {})),
+        *([("Overrides", overrides_text(d["overrides"]))] if d.get("overrides") else []),
         ("Message", value(d.get("message"))),
         ("Inventory", f"{value(inventory.get('releases'), '0')} releases, {value(inventory.get('digest'))}"),
     ])
@@ -60,6 +63,12 @@ def approval_text(a: dict[str, Any]) -> str:
     if a.get("user"):
         return f"approved by {value(a.get('user'))} until {value(a.get('expires'))} ({value(a.get('reason'))})"
     return "required, pending" if a.get("required") else "not required"
+
+
+def overrides_text(overrides: list[dict[str, Any]]) -> str:
+    """`change-window by alice at approve (2026-11-30T10:00:00Z)`, one per override, `; ` between."""
+    return "; ".join(f"{', '.join(value(p) for p in o.get('policies') or [])} by {value(o.get('user'))} "
+                     f"at {value(o.get('action'))} ({value(o.get('time'))})" for o in overrides)
 
 
 def step_state(state: Any) -> str:
@@ -136,18 +145,8 @@ def command_help(d: dict[str, Any]) -> list[str]:
 
 def plugin_list(d: dict[str, Any]) -> list[str]:
     rows = [[value(p.get("group")), value(p.get("name")), value(p.get("distribution")), value(p.get("version")),
+             value(p.get("active")), value(p.get("mode")),
              value(p.get("status")) + (f": {value(p.get('error'))}" if p.get("error") else "")]
             for p in d.get("plugins") or []]
-    return table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "STATUS"], rows, indent="")
-
-
-LAYOUTS: dict[str, Layout] = {
-    "RolloutDescription": rollout_description,
-    "Approval": approval,
-    "Revocation": revocation,
-    "Acknowledgement": acknowledgement,
-    "Reproduction": reproduction,
-    "Help": help_overview,
-    "CommandHelp": command_help,
-    "PluginList": plugin_list,
-}
+    lines = table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows, indent="")
+    return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]
