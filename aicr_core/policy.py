@@ -153,22 +153,16 @@ class PolicyEngine:
     @classmethod
     def build(cls, loaded: LoadedPolicies, text: str | None, source: str | None) -> PolicyEngine:
         """Apply the policy file `text` (None: there is none) read from `source` (for messages)."""
-        problems: list[str] = []
-        document = None
-        if text is not None:
-            try:
-                document = policy_file.parse(text, source or "(policy file)")
-            except policy_file.PolicyFileError as err:
-                problems += err.problems
+        parsed = policy_file.parse(text, source or "(policy file)") if text is not None else policy_file.ParsedFile()
+        problems = list(parsed.problems)
         digest = None if text is None else "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        configured = dict(document.policies) if document else {}
+        configured = parsed.policies
         for name in sorted(configured):
             if name not in loaded:
                 installed = ", ".join(sorted(loaded.plugins)) or "none"
                 problems.append(f"policies.{name}: no installed policy plugin is named {name!r} "
                                 f"(installed: {installed})")
-        if document:
-            problems += _unmet_requirements(loaded, document.required)
+        problems += _unmet_requirements(loaded, parsed.required)
         setups = []
         for name, plugin in sorted(loaded.plugins.items()):
             setup, trouble = _setup(name, plugin, configured.get(name), source or "(policy file)")
@@ -213,7 +207,10 @@ class PolicyEngine:
         for name in getattr(self.loaded.manager.hook, hook).spec.argnames:
             arguments.setdefault(name, None)  # arguments a caller does not have (yet): None, never missing
         decision = Decision(action, now, self.source, self.digest, self.errors())
-        setups = self.active()
+        if decision.error is not None:
+            return decision  # refused whatever the policies say; running them on broken settings shows nothing
+        implementers = {impl.plugin_name for impl in getattr(self.loaded.manager.hook, hook).get_hookimpls()}
+        setups = [s for s in self.active() if s.name in implementers]  # a policy with nothing to say is no line
         for setup in setups:
             arguments["context"] = dataclasses.replace(context, settings=setup.settings, now=now)
             decision.outcomes.append(self._run(setup, hook, arguments))
@@ -352,7 +349,7 @@ class Decision:
         for name in names:
             outcome = by_name.get(name)
             if outcome is None:
-                self.override_problems.append(f"--override {name}: no active policy has that name")
+                self.override_problems.append(f"--override {name}: no active policy of that name decides {self.action}")
             elif outcome.verdict == DENY and setups[name].overridable:
                 outcome.verdict = OVERRIDDEN
             elif outcome.verdict == DENY:

@@ -16,11 +16,15 @@ engine turns problems into `[POLICY_ERROR]` on every write (fail closed).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Annotated, Any, Literal, TypeVar
+from functools import lru_cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+if TYPE_CHECKING:
+    import yaml
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
 from aicr_core.errors import AicrError, Code
 
@@ -130,19 +134,63 @@ class PolicyEntry(BaseModel):
         return dict(self.model_extra or {})
 
 
+Policies = dict[NonEmptyStr, Annotated[PolicyEntry, BeforeValidator(_no_none)]]
+
+
 class ApprovalPolicy(SettingsModel):
     api_version: Literal["aicr.run/v1alpha1"] = Field(alias="apiVersion")
     kind: Literal["ApprovalPolicy"]
     required: list[Requirement] = []
-    policies: dict[NonEmptyStr, Annotated[PolicyEntry, BeforeValidator(_no_none)]] = {}
+    policies: Policies = {}
 
 
-def parse(text: str, source: str) -> ApprovalPolicy:
-    """The validated document; PolicyFileError naming every problem."""
+_POLICIES: TypeAdapter[dict[str, PolicyEntry]] = TypeAdapter(Annotated[Policies, BeforeValidator(_no_none)])
+_REQUIRED: TypeAdapter[list[Requirement]] = TypeAdapter(Annotated[list[Requirement], BeforeValidator(
+    lambda v: [] if v is None else v)])
+
+
+@dataclass
+class ParsedFile:
+    """As much of a file as could be read: its policies and requirements, and every problem found."""
+
+    policies: dict[str, PolicyEntry] = field(default_factory=dict)
+    required: list[Requirement] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def parse(text: str, source: str) -> ParsedFile:
+    """Parse and validate the file's text; every problem is collected, none raised.
+
+    When the document as a whole does not validate (an unknown top-level key,
+    say), its `policies` and `required` are still read where they can be, so
+    that the policies' own settings are checked too and one run of
+    `policy validate` reports everything.
+    """
+    try:
+        raw = load_yaml(text, source)
+    except PolicyFileError as err:
+        return ParsedFile(problems=err.problems)
+    try:
+        document = validate(ApprovalPolicy, raw, source)
+        return ParsedFile(dict(document.policies), list(document.required))
+    except PolicyFileError as err:
+        parsed = ParsedFile(problems=err.problems)
+    for key, adapter in (("policies", _POLICIES), ("required", _REQUIRED)):
+        try:
+            setattr(parsed, key, adapter.validate_python(raw.get(key)))
+        except (ValidationError, TypeError):
+            pass  # already among the problems
+    return parsed
+
+
+def load_yaml(text: str, source: str) -> Mapping[str, Any]:
+    """The one YAML mapping in `text`; PolicyFileError naming line and column otherwise."""
+    import yaml
+
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise PolicyFileError(source, [f"(file): larger than {MAX_BYTES} bytes"])
     try:
-        documents = list(yaml.load_all(text, Loader=_StrictLoader))  # noqa: S506 - a SafeLoader subclass
+        documents = list(yaml.load_all(text, Loader=_strict_loader()))  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         raise PolicyFileError(source, [_yaml_problem(err)]) from None
     except (TypeError, ValueError) as err:  # an unhashable key, say
@@ -155,7 +203,7 @@ def parse(text: str, source: str) -> ApprovalPolicy:
     if not isinstance(documents[0], Mapping):
         raise PolicyFileError(source, [f"(file): expected a mapping (apiVersion, kind, ...), "
                                        f"found {type(documents[0]).__name__}"])
-    return validate(ApprovalPolicy, documents[0], source)
+    return documents[0]
 
 
 def validate(model: type[M], data: Any, source: str, path: str = "") -> M:
@@ -194,30 +242,34 @@ def _problem(error: Any, prefix: str) -> str:
     return f"{key_path(error['loc'], prefix)}: {message}"
 
 
-def _yaml_problem(err: yaml.YAMLError) -> str:
+def _yaml_problem(err: Exception) -> str:
     mark = getattr(err, "problem_mark", None)
     problem = getattr(err, "problem", None) or str(err)
     where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "(YAML)"
     return f"(YAML) {where}: {problem}"
 
 
-class _StrictLoader(yaml.SafeLoader):
+@lru_cache(maxsize=1)
+def _strict_loader() -> type[yaml.SafeLoader]:
     """YAML's safe loader, except that a key given twice is an error, not "the last one wins".
 
     Two `change-window:` entries in one file are a mistake that would silently
-    switch a rule off.
+    switch a rule off. (Built on first use: PyYAML is imported only to read a file.)
     """
+    import yaml
 
+    class StrictLoader(yaml.SafeLoader):
+        pass
 
-def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=True)
+    def mapping_without_duplicates(loader: StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        loader.flatten_mapping(node)
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=True)
 
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping_without_duplicates)
+    return StrictLoader

@@ -189,6 +189,8 @@ def policy_verdict(plugin: object, action: str = "approve", *, settings: Mapping
         raise setup_error
     decision = engine.decide(action, rollout=rollout, user=user, overrides=overrides,
                              context=PolicyContext(command or action, dict(flags or {})), **proposed)
+    if not decision.outcomes:  # the policy implements no hook for this action: it has nothing to say
+        return PolicyVerdict("allow", [], {}, [], decision.refusal(), decision.warnings())
     outcome = decision.outcomes[0]
     return PolicyVerdict(outcome.verdict, outcome.messages, outcome.facts, list(outcome.violations),
                          decision.refusal(), decision.warnings())

@@ -191,11 +191,10 @@ def aicr_pre_approve(approval: Approval, context: PolicyContext) -> Violation | 
                                f"({listing(w.text() for w in settings.windows)} {settings.time_zone})", facts)
     if not settings.expiry_within_window:
         return None
-    closes = open_until(settings, now, approval.expires)
+    closes, why = open_until(settings, now, approval.expires)
     if closes is not None and approval.expires > closes:
-        return Violation(NAME, f"the approval would expire at {local_time(approval.expires, zone)}, after its "
-                               f"window closes at {local_time(closes, zone)}; pass --expires "
-                               f"{duration(closes - now)} or less",
+        return Violation(NAME, f"the approval would expire at {local_time(approval.expires, zone)}, after {why} "
+                               f"at {local_time(closes, zone)}; pass --expires {duration(closes - now)} or less",
                          {**facts, "expires": local_time(approval.expires, zone), "closes": local_time(closes, zone)})
     return None
 
@@ -226,17 +225,18 @@ def window_end(settings: Settings, moment: datetime, limit: datetime) -> datetim
     return end
 
 
-def open_until(settings: Settings, moment: datetime, limit: datetime) -> datetime | None:
-    """When approving stops being allowed after `moment`: the window closes or a blackout starts.
+def open_until(settings: Settings, moment: datetime, limit: datetime) -> tuple[datetime | None, str]:
+    """When approving stops being allowed after `moment`, and why: its window closes or a blackout starts.
 
-    None when neither happens before `limit`.
+    (None, "") when neither happens before `limit`.
     """
-    ends = [start for start, _ in (b.interval(settings.zone) for b in settings.blackouts) if moment < start]
+    ends = [(start, f"the blackout {b.text()} starts") for b in settings.blackouts
+            for start, _ in [b.interval(settings.zone)] if moment < start]
     if settings.windows:
         closes = window_end(settings, moment, limit)
-        ends.append(closes if closes is not None else moment)
-    first = min(ends, default=None)
-    return first if first is not None and first <= limit else None
+        ends.append((closes if closes is not None else moment, "its window closes"))
+    first = min(ends, default=None, key=lambda end: end[0])
+    return first if first is not None and first[0] <= limit else (None, "")
 
 
 def _instances_around(settings: Settings, moment: datetime) -> list[tuple[datetime, datetime]]:

@@ -15,8 +15,8 @@ def policy_decision(d: dict[str, Any]) -> list[str]:
         lines += table(["VERDICT", "POLICY", "MODE", "MESSAGE (FACTS)"], [
             [value(p.get("verdict")), value(p.get("name")), value(p.get("mode")), outcome_text(p)]
             for p in policies], indent="")
-    else:
-        lines.append("no active policy")
+    elif not d.get("errors"):
+        lines.append(f"no active policy decides {value(d.get('action'))}")
     lines += [f"  {value(line)}" for line in [*(d.get("errors") or []), *(d.get("overrideProblems") or [])]]
     lines.append("")
     if d.get("allowed"):

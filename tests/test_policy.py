@@ -191,7 +191,7 @@ def test_overrides() -> None:
         "POLICY_DENIED", "override refused; nothing was written",
         ["--override ticket: the policy did not refuse (allow)"]))
     err = decide(built, reason="CHG-1", overrides=("tikcet",))
-    assert err is not None and err.details == ["--override tikcet: no active policy has that name"], err
+    assert err is not None and err.details == ["--override tikcet: no active policy of that name decides approve"], err
 
 
 def test_a_bad_file_refuses_every_decision_naming_source_and_key_path() -> None:

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_core.command import AicrCommand
-from aicr_core.result import Result
+from aicr_core.plugin import AicrCommand, Result
 
 
 class WhoAmI(AicrCommand):
     """Show the username and groups the API server reports for your credentials."""
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        from aicr_core import kube  # imported when run, not when `help` lists commands
+        from aicr_core.plugin import connect  # the Kubernetes client: loaded when run, not when `help` lists commands
 
-        me = kube.connect(args.kubeconfig, args.context).whoami()
+        me = connect(args.kubeconfig, args.context).whoami()
         return Result("Identity", {"username": me.username, "groups": list(me.groups)})
