@@ -90,6 +90,12 @@ def test_the_example_policy_file_is_valid(aicr: Aicr, tmp_path: Path) -> None:
     assert "  required[0]: required policy plugin 'change-ticket' is not installed" in proc.stderr, proc.stderr
 
 
+def test_the_readme_shows_the_example_policy_file() -> None:
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", readme.split("## Approval policies", 1)[1], re.S)
+    compare(blocks[0], expected=(EXAMPLES / "approval-policy.yaml").read_text())
+
+
 def test_policy_validate_reports_each_problem_with_its_key_path(aicr: Aicr, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\nsurprise: 1\npolicies:\n"
