@@ -44,7 +44,7 @@ def require_reason(args: argparse.Namespace, command: str) -> str:
 def connect(args: argparse.Namespace) -> Cluster:
     from aicr_core import kube
 
-    return kube.connect(args.kubeconfig, args.context)
+    return kube.connect_args(args)
 
 
 def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:

@@ -141,6 +141,9 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")
+    from aicr_core.connection_flags import add_connection_flags  # it imports this module's parse_duration
+
+    add_connection_flags(parser.add_argument_group("kubectl's connection flags, accepted by every command"))
 
 
 def debug_enabled() -> bool:

@@ -1,4 +1,4 @@
-"""The Kubernetes session of a command: credentials, one deadline, errors as CODEs.
+"""The Kubernetes session of a command: one deadline, kubectl's flags, errors as CODEs.
 
 Only commands that talk to the API server import this module (it imports the
 Kubernetes client, which costs a few hundred milliseconds). It knows
@@ -7,119 +7,241 @@ Kubernetes, not AICR: paths and objects come from `operator_api`.
 Objects are read and written as plain JSON (dicts), not the client's models:
 cluster data reaches the mapping module byte for byte (digests are computed
 over ConfigMap values), and deserialising models would only cost time.
+Requests go through the official client's connection pool (TLS, proxies,
+client certificates), with headers built here: the client can send neither
+several `Impersonate-Group` headers nor any impersonation at all.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import logging
+import math
 import os
 import socket
 import ssl
-from pathlib import Path
+import urllib.parse
+import warnings
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import urllib3
-from kubernetes.client import ApiClient, Configuration
+from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
-from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, new_client_from_config
+from urllib3 import HTTPHeaderDict
 
+from aicr_core.kubeconfig import Settings, load_settings
+from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
 from aicr_core.hookspecs import Identity  # a policy's value type: defined where policies import nothing heavy
 
 MERGE_PATCH = "application/merge-patch+json"
+USER_AGENT = "kubectl-aicr"
+# A watch stream with no event (not even a bookmark) for this long is taken for dead.
+WATCH_IDLE_SECONDS = 330.0
+
+
+class Gone(Exception):
+    """A watch's resourceVersion is too old (410 Gone): read again, then watch from the new version."""
 
 
 class Cluster:
     """A connection to one API server, with the deadline of the current command."""
 
-    def __init__(self, api_client: ApiClient, deadline: Deadline) -> None:
-        self.api = api_client
+    def __init__(self, settings: Settings, deadline: Deadline) -> None:
+        self.settings = settings
+        self.api = ApiClient(configuration=settings.configuration)
         self.deadline = deadline
 
-    def get(self, path: str) -> dict[str, Any]:
-        return self._call("GET", path)
+    # -- requests ---------------------------------------------------------------------------------
+    def get(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return self._call("GET", path, params)
 
-    def patch(self, path: str, body: Any) -> dict[str, Any]:
-        """A JSON merge patch: CRDs take no strategic merge patch."""
-        return self._call("PATCH", path, body=body, content_type=MERGE_PATCH)
+    def list(self, path: str, params: Mapping[str, str] | None = None,
+             limit: int = 500) -> tuple[list[dict[str, Any]], str]:
+        """Every item of a collection, page by page (`limit` + `continue`), and the list's resourceVersion."""
+        items: list[dict[str, Any]] = []
+        query = {**(params or {}), "limit": str(limit)}
+        version = ""
+        while True:
+            page = self._call("GET", path, query)
+            page_items = page.get("items")
+            items += [i for i in page_items if isinstance(i, dict)] if isinstance(page_items, list) else []
+            metadata: dict[str, Any] = page["metadata"] if isinstance(page.get("metadata"), dict) else {}
+            version = version or str(metadata.get("resourceVersion") or "")
+            token = metadata.get("continue")
+            if not token:
+                return items, version
+            query["continue"] = str(token)
 
-    def create(self, path: str, body: Any) -> dict[str, Any]:
-        return self._call("POST", path, body=body)
+    def patch(self, path: str, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
+        """A JSON merge patch (CRDs take no strategic merge patch); `dryRun=All` when asked."""
+        return self._call("PATCH", path, {"dryRun": "All"} if dry_run else None, body=body,
+                          content_type=MERGE_PATCH)
+
+    def create(self, path: str, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
+        return self._call("POST", path, {"dryRun": "All"} if dry_run else None, body=body)
 
     def whoami(self) -> Identity:
         review = self.create("/apis/authentication.k8s.io/v1/selfsubjectreviews",
                              {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
-        info = review.get("status", {}).get("userInfo", {})
+        status = review.get("status")
+        info = status.get("userInfo") if isinstance(status, dict) else None
+        info = info if isinstance(info, dict) else {}
         username = info.get("username")
         if not isinstance(username, str) or not username:
             raise AicrError(Code.UNAUTHORIZED, "the API server did not report a username for these credentials")
         return Identity(username, tuple(g for g in info.get("groups", []) if isinstance(g, str)))
 
-    def _call(self, method: str, path: str, *, body: Any = None,
-              content_type: str = "application/json") -> dict[str, Any]:
-        timeout = self.deadline.remaining()  # what is left of the command's deadline
-        _trace(method, path)
-        headers = {"Accept": "application/json"}
-        if body is not None:
-            headers["Content-Type"] = content_type
+    def can_i(self, verb: str, *, group: str, resource: str, name: str = "", subresource: str = "",
+              namespace: str = "") -> bool:
+        """A SelfSubjectAccessReview: may we `verb` that (RBAC's answer, not admission's)?"""
+        attributes = {"verb": verb, "group": group, "resource": resource, "name": name,
+                      "subresource": subresource, "namespace": namespace}
+        review = self.create("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {k: v for k, v in attributes.items() if v}}})
+        status = review.get("status")
+        return isinstance(status, dict) and status.get("allowed") is True
+
+    def watch(self, path: str, params: Mapping[str, str] | None = None) -> Iterator[dict[str, Any]]:
+        """The events of a watch, as they arrive, until the server ends the stream.
+
+        Each wait for the next event is bounded by what is left of the deadline
+        (and by WATCH_IDLE_SECONDS); the caller's code between events is not.
+        A 410 Gone raises `Gone`; other failures are AicrErrors as for any call.
+        """
+        response = self._send("GET", path, {**(params or {}), "watch": "1"}, stream=True,
+                              read_timeout=WATCH_IDLE_SECONDS)
+        lines = _lines(response)
         try:
-            response = self.api.call_api(
-                *self.api.param_serialize(method, path, header_params=headers, body=body,
-                                          auth_settings=["BearerToken"]),
-                _request_timeout=timeout)
-            response.read()
-            data = response.data
-        except ApiException as err:
-            raise api_error(err) from None
-        except Exception as err:  # noqa: BLE001 - transport errors come in many classes
+            while True:
+                try:
+                    with self.deadline.enforced():
+                        line = next(lines, None)
+                except (urllib3.exceptions.HTTPError, OSError) as err:
+                    raise transport_error(err, self.deadline) from None
+                if line is None:
+                    return
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    raise AicrError(Code.UNAVAILABLE, f"GET {path}: a watch event is not JSON") from None
+                if not isinstance(event, dict):
+                    raise AicrError(Code.UNAVAILABLE, f"GET {path}: a watch event is not a JSON object")
+                if event.get("type") == "ERROR":
+                    failure: dict[str, Any] = event["object"] if isinstance(event.get("object"), dict) else {}
+                    if failure.get("code") == 410:
+                        raise Gone(str(failure.get("message") or "resourceVersion too old"))
+                    raise AicrError(Code.UNAVAILABLE, f"watch {path}: {failure.get('message') or 'error event'}")
+                yield event
+        finally:
+            response.release_conn()
+
+    # -- the one place requests are sent ------------------------------------------------------------
+    def _call(self, method: str, path: str, params: Mapping[str, str] | None = None, *, body: Any = None,
+              content_type: str = "application/json") -> dict[str, Any]:
+        response = self._send(method, path, params, body=body, content_type=content_type)
+        try:
+            with self.deadline.enforced():
+                data = response.data
+        except (urllib3.exceptions.HTTPError, OSError) as err:
             raise transport_error(err, self.deadline) from None
-        if response.status >= 400:
-            raise api_error(ApiException(http_resp=response))
         try:
             return json.loads(data or b"{}")
         except ValueError:
             raise AicrError(Code.UNAVAILABLE, f"{method} {path}: the API server's answer is not JSON") from None
 
+    def _send(self, method: str, path: str, params: Mapping[str, str] | None, *, body: Any = None,
+              content_type: str = "application/json", stream: bool = False,
+              read_timeout: float | None = None) -> urllib3.BaseHTTPResponse:
+        """Send one request within the deadline; return the response once its headers are in (status < 400)."""
+        url = self.settings.configuration.host + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        _trace(method, url[len(self.settings.configuration.host):])
+        headers = HTTPHeaderDict({"Accept": "application/json", "User-Agent": USER_AGENT})
+        if body is not None:
+            headers["Content-Type"] = content_type
+        with self.deadline.enforced():
+            timeout = self.deadline.timeout()
+            authorization = self.settings.configuration.get_api_key_with_prefix("BearerToken")  # may run a plugin
+            if authorization:
+                headers["Authorization"] = authorization
+            for name, value in self.settings.impersonation.headers():
+                headers.add(name, value)
+            if stream:
+                idle = read_timeout if timeout is None else min(timeout, read_timeout or math.inf)
+                request_timeout: Any = (timeout, idle)
+            else:
+                request_timeout = timeout
+            try:
+                response = self.api.rest_client.request(method, url, headers=headers, body=body,
+                                                        _request_timeout=request_timeout)
+            except ApiException as err:  # the client reports TLS failures as status 0
+                raise api_error(err) from None
+            except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
+                raise transport_error(err, self.deadline) from None
+        raw = response.response
+        if response.status >= 400:
+            try:
+                with self.deadline.enforced():
+                    response.read()
+            except (urllib3.exceptions.HTTPError, OSError) as err:
+                raise transport_error(err, self.deadline) from None
+            raise api_error(ApiException(http_resp=response))
+        return raw
+
+
+def _lines(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+    """Newline-delimited JSON from a streaming response, line by line as it arrives."""
+    pending = b""
+    for chunk in response.stream(4096, decode_content=True):
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        yield from (line for line in complete if line.strip())
+    if pending.strip():
+        yield pending
+
 
 def _trace(method: str, path: str) -> None:
-    """Append one line per request to $AICR_REQUEST_LOG (bench/ counts API calls with it)."""
+    """Append one line per request to $AICR_REQUEST_LOG: method and path, never headers or bodies."""
     log = os.environ.get("AICR_REQUEST_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as out:
             out.write(f"{method} {path}\n")
 
 
-def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | None = None) -> Cluster:
+# -- connecting -----------------------------------------------------------------------------------------
+
+def connect_args(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
+    """A session for a command: its --kubeconfig, --context and kubectl's connection flags."""
+    overrides = Overrides.from_args(args)
+    return connect(getattr(args, "kubeconfig", None), overrides.context,
+                   deadline or command_deadline(overrides), overrides=overrides)
+
+
+def command_deadline(overrides: Overrides) -> Deadline:
+    """--request-timeout (0: none), else AICR_DEADLINE_SECONDS, else 30 s."""
+    if overrides.request_timeout is None:
+        return Deadline()
+    return Deadline(overrides.request_timeout or math.inf)
+
+
+def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | None = None, *,
+            overrides: Overrides | None = None) -> Cluster:
     """Load credentials as kubectl does and return a session; KUBECONFIG errors on any failure."""
     deadline = deadline or Deadline()
-    config_file = kubeconfig or os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION
-    paths = [Path(p).expanduser() for p in config_file.split(os.pathsep) if p]
-    if kubeconfig and not Path(kubeconfig).expanduser().is_file():
-        raise AicrError(Code.KUBECONFIG, f"kubeconfig {kubeconfig} does not exist or is not a file")
-    if not any(p.is_file() for p in paths):
-        raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {config_file}); "
-                        "pass --kubeconfig or set KUBECONFIG")
-    configuration = Configuration()
-    configuration.retries = False  # never retry behind the deadline's back
+    overrides = overrides or Overrides(context=context)
+    # kubectl says nothing about an insecure cluster on every request; neither do we.
+    warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
     client_errors = _ClientErrors.install()
-    try:
-        # persist_config=False: never write refreshed credentials back into the user's files.
-        api = new_client_from_config(config_file=config_file, context=context, persist_config=False,
-                                     client_configuration=configuration)
-    except ConfigException as err:
-        message = _first_line(str(err))
-        if context and f"Expected object with name {context} " in message:
-            message = f'context "{context}" not found in the kubeconfig ({config_file})'
-        raise AicrError(Code.KUBECONFIG, message) from None
-    except Exception as err:  # noqa: BLE001 - broken YAML, unreadable file, failing exec plugin
-        raise AicrError(Code.KUBECONFIG, f"cannot load the kubeconfig: {type(err).__name__}: "
-                        f"{_first_line(str(err))}") from None
-    if client_errors.messages:
-        # The client logs a failing exec credential plugin and goes on as system:anonymous.
-        raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {client_errors.messages[0]}")
-    return Cluster(api, deadline)
+    settings = load_settings(kubeconfig, overrides, deadline)
+    if client_errors.messages:  # the client logs some failures (an auth provider's) and goes on regardless
+        raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {client_errors.messages[0]}")
+    return Cluster(settings, deadline)
 
 
 class _ClientErrors(logging.Handler):
@@ -144,6 +266,8 @@ class _ClientErrors(logging.Handler):
         return handler
 
 
+# -- errors as CODEs -----------------------------------------------------------------------------------
+
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else "unknown error"
 
@@ -155,7 +279,7 @@ def server_message(err: ApiException) -> str:
         message = body.get("message") if isinstance(body, dict) else None
     except (ValueError, TypeError):
         message = None
-    return message or f"HTTP {err.status} {err.reason or ''}".strip()
+    return message if isinstance(message, str) and message else f"HTTP {err.status} {err.reason or ''}".strip()
 
 
 def api_error(err: ApiException) -> AicrError:
@@ -178,7 +302,7 @@ def api_error(err: ApiException) -> AicrError:
         return AicrError(Code.CONFLICT, message)
     if status == 504 or "Timeout" in (err.reason or ""):
         return AicrError(Code.TIMEOUT, message)
-    if status >= 500 or status == 429 or status == 0:
+    if status >= 500 or status == 429:
         return AicrError(Code.UNAVAILABLE, message)
     return AicrError(Code.UNAVAILABLE, f"unexpected answer from the API server: {message}")
 
@@ -200,9 +324,7 @@ def transport_error(err: BaseException, deadline: Deadline) -> AicrError:
         return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {last}")
     if any(isinstance(e, ConfigException) for e in chain):
         return AicrError(Code.KUBECONFIG, _first_line(str(err)))
-    if any(isinstance(e, (urllib3.exceptions.HTTPError, OSError)) for e in chain):
-        return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {last}")
-    raise err
+    return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {last}")
 
 
 def _causes(err: BaseException) -> list[BaseException]:

@@ -1,8 +1,9 @@
 """Everything a site package needs, in one place: `from aicr_core.plugin import ...`.
 
 - commands: `AicrCommand`, `Result`, `CommandHook` (cliff's, to add flags to a command),
-  `connect` and `Cluster` (the Kubernetes session; import `connect` inside `take_action`,
-  since it loads the Kubernetes client);
+  `connect_args` and `Cluster` (the Kubernetes session from the parsed flags, kubectl's
+  connection flags included; import `connect_args` inside `take_action`, since it loads
+  the Kubernetes client);
 - output: `Renderer`, and for text layouts `Layout`, `value`, `table`, `fields`, `safe`;
 - policies: `hookimpl`, `Violation`, `Allow`, `Verdict`, `PolicyContext`, `Identity`,
   `SettingsModel` and the setting types `GoDuration`, `NonEmptyStr`;
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from aicr_core.command import AicrCommand
     from aicr_core.errors import AicrError, Code
     from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
-    from aicr_core.kube import Cluster, connect
+    from aicr_core.kube import Cluster, connect_args
     from aicr_core.lines import Layout, fields, table, value
     from aicr_core.operator_api import (Acknowledgement, Approval, Assessment, ComponentVerdict, Override,
                                         Revocation, Rollout, Step)
@@ -37,7 +38,7 @@ _WHERE = {
     "AicrCommand": "aicr_core.command",
     "Result": "aicr_core.result",
     "CommandHook": "cliff.hooks",
-    "connect": "aicr_core.kube",
+    "connect_args": "aicr_core.kube",
     "Cluster": "aicr_core.kube",
     "Renderer": "aicr_core.renderer",
     "Layout": "aicr_core.lines",

@@ -38,6 +38,9 @@ class PluginPath:
         dist_info = self.root / f"{name.replace('-', '_')}-{version}.dist-info"
         dist_info.mkdir()
         (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        # top_level.txt maps modules to this distribution (importlib.metadata.packages_distributions)
+        top_level = sorted({m.split(".")[0] for m in modules} | {p.split(".")[0] for p in packages})
+        (dist_info / "top_level.txt").write_text("".join(f"{m}\n" for m in top_level))
         lines = []
         for group, points in entry_points.items():
             lines.append(f"[{group}]")

@@ -1,0 +1,345 @@
+"""Credentials and server settings, found as kubectl finds them.
+
+The files: `--kubeconfig PATH` alone (it must exist), else every file of
+`$KUBECONFIG` that exists, merged as kubectl merges them (the first file to
+name a cluster, context or user, or to set `current-context`, wins), else
+`~/.kube/config`. Then kubectl's connection flags override what the files
+say, with kubectl's rules (`--certificate-authority` and
+`--insecure-skip-tls-verify` replace each other, `--server` drops the file's
+`tls-server-name`, `--token` stands for the user's other credentials).
+
+The official client does the rest (auth providers, token files, base64 data
+written to private temporary files), with two changes it cannot make itself:
+a credentials (exec) plugin runs within the command's deadline and is killed
+with its children when the deadline passes, and impersonation (`--as`, the
+kubeconfig's `as`/`as-groups`) is kept for the session to send, since the
+client ignores it.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes.client import Configuration
+from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.exec_provider import ExecProvider
+from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader
+
+from aicr_core.connection_flags import Overrides
+from aicr_core.deadline import Alarm, Deadline
+from aicr_core.errors import AicrError, Code
+
+ITEMS = ("clusters", "contexts", "users")
+
+
+@dataclass(frozen=True)
+class Impersonation:
+    """Who to act as (Impersonate-* headers); empty `user`: nobody."""
+
+    user: str = ""
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def headers(self) -> list[tuple[str, str]]:
+        if not self.user:
+            return []
+        pairs = [("Impersonate-User", self.user)]
+        pairs += [("Impersonate-Group", group) for group in self.groups]
+        if self.uid:
+            pairs.append(("Impersonate-Uid", self.uid))
+        for key, values in sorted(self.extra.items()):
+            pairs += [(f"Impersonate-Extra-{key}", value) for value in values]
+        return pairs
+
+
+@dataclass
+class Settings:
+    """What a session needs: the client's configuration, and whom to impersonate."""
+
+    configuration: Configuration
+    impersonation: Impersonation
+    source: str  # the kubeconfig file(s), for messages
+
+
+def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadline) -> Settings:
+    """Load the kubeconfig as kubectl does and apply the flags; KUBECONFIG errors on any failure."""
+    files, source = _files(kubeconfig)
+    merged = _merge(files)
+    context_name = overrides.context or merged["current-context"]
+    context: Mapping[str, Any] = {}
+    if context_name:
+        found = _named(merged, "contexts", context_name)
+        if found is None:
+            raise AicrError(Code.KUBECONFIG, f'context "{context_name}" not found in the kubeconfig ({source})')
+        context = _mapping(found.value.get("context"), f"context {context_name}")
+    elif not files and not overrides.server:
+        raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
+                        "pass --kubeconfig or set KUBECONFIG")
+    cluster = _pick(merged, "clusters", overrides.cluster or context.get("cluster"), "cluster")
+    user = _pick(merged, "users", overrides.user or context.get("user"), "user")
+    cluster.value = _override_cluster(dict(_mapping(cluster.value.get("cluster"), "cluster")), overrides)
+    user.value = _override_user(dict(_mapping(user.value.get("user"), "user")), overrides)
+    if not cluster.value.get("server"):
+        raise AicrError(Code.KUBECONFIG, f"no server to talk to: context {context_name or '(none)'} names no "
+                        f"cluster with a server in the kubeconfig ({source}); pass --context or --server")
+    impersonation = _impersonation(user.value, overrides)
+    config = ConfigNode("kubeconfig", {
+        "current-context": "selected",
+        "contexts": [{"name": "selected", "context": {"cluster": "selected", "user": "selected"}}],
+        "clusters": [ConfigNode(cluster.name, {"name": "selected", "cluster": cluster.value}, cluster.path)],
+        "users": [ConfigNode(user.name, {"name": "selected", "user": user.value}, user.path)],
+    })
+    configuration = Configuration()
+    configuration.retries = False  # never retry behind the deadline's back
+    try:
+        with deadline.enforced("loading the credentials"):
+            _Loader(config, deadline).load_and_set(configuration)
+    except ConfigException as err:
+        raise AicrError(Code.KUBECONFIG, f"{_first_line(str(err))} ({source})") from None
+    except (OSError, ValueError, TypeError, KeyError) as err:  # unreadable certificate file, broken base64, ...
+        raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {type(err).__name__}: "
+                        f"{_first_line(str(err))}") from None
+    return Settings(configuration, impersonation, source)
+
+
+# -- the files ---------------------------------------------------------------------------------
+
+def _files(kubeconfig: str | None) -> tuple[list[tuple[Path, dict[str, Any]]], str]:
+    if kubeconfig:
+        path = Path(kubeconfig).expanduser()
+        if not path.is_file():
+            raise AicrError(Code.KUBECONFIG, f"kubeconfig {kubeconfig} does not exist or is not a file")
+        return [(path, _read(path))], kubeconfig
+    listed = os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION
+    paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
+    return [(p, _read(p)) for p in paths if p.is_file()], listed
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {_first_line(str(err))}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise AicrError(Code.KUBECONFIG, f"kubeconfig {path} is not a kubeconfig (a YAML mapping)")
+    return doc
+
+
+def _merge(files: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """kubectl's merge: the first file to name an entry, or to set current-context, wins."""
+    merged: dict[str, Any] = {"current-context": "", **{item: [] for item in ITEMS}}
+    for path, doc in files:
+        for item in ITEMS:
+            entries = doc.get(item) or []
+            if not isinstance(entries, list):
+                raise AicrError(Code.KUBECONFIG, f"kubeconfig {path}: {item} is not a list")
+            for entry in entries:
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                    raise AicrError(Code.KUBECONFIG, f"kubeconfig {path}: an entry of {item} has no name")
+                if _named(merged, item, entry["name"]) is None:
+                    merged[item].append(ConfigNode(f"{item}[name={entry['name']}]", entry, str(path)))
+        current = doc.get("current-context")
+        if not merged["current-context"] and isinstance(current, str):
+            merged["current-context"] = current
+    return merged
+
+
+def _named(merged: Mapping[str, Any], item: str, name: str) -> ConfigNode | None:
+    return next((node for node in merged[item] if node.value["name"] == name), None)
+
+
+def _pick(merged: Mapping[str, Any], item: str, name: Any, what: str) -> ConfigNode:
+    """A copy of the named cluster or user (empty when none is named), remembering its file."""
+    if not name:
+        return ConfigNode(f"{item}[none]", {}, None)
+    found = _named(merged, item, str(name))
+    if found is None:
+        raise AicrError(Code.KUBECONFIG, f'{what} "{name}" not found in the kubeconfig')
+    return ConfigNode(found.name, dict(found.value), found.path)
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise AicrError(Code.KUBECONFIG, f"kubeconfig: {what} is not a mapping")
+    return value
+
+
+# -- kubectl's overrides -------------------------------------------------------------------------
+
+def _override_cluster(cluster: dict[str, Any], o: Overrides) -> dict[str, Any]:
+    if o.server:
+        cluster["server"] = o.server
+    server = cluster.get("server")
+    if isinstance(server, str) and server:
+        cluster["server"] = _server_url(server)
+    if o.insecure_skip_tls_verify or o.certificate_authority:
+        # As kubectl: either flag replaces the file's CA and its insecure setting.
+        for key in ("certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify"):
+            cluster.pop(key, None)
+        if o.certificate_authority:
+            cluster["certificate-authority"] = os.path.abspath(o.certificate_authority)
+        cluster["insecure-skip-tls-verify"] = o.insecure_skip_tls_verify
+    if o.tls_server_name or o.server:
+        cluster.pop("tls-server-name", None)
+        if o.tls_server_name:
+            cluster["tls-server-name"] = o.tls_server_name
+    return cluster
+
+
+def _server_url(server: str) -> str:
+    """As client-go: `host:port` means https; only http and https are spoken."""
+    url = server if "://" in server else f"https://{server}"
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest.strip("/"):
+        raise AicrError(Code.KUBECONFIG, f"server {server!r} is not an http(s) URL")
+    return url
+
+
+def _override_user(user: dict[str, Any], o: Overrides) -> dict[str, Any]:
+    if o.token:
+        # An explicit token is the credential: kubectl runs no credentials plugin then.
+        for key in ("token", "tokenFile", "exec", "auth-provider", "username", "password"):
+            user.pop(key, None)
+        user["token"] = o.token
+    for flag, key in ((o.client_certificate, "client-certificate"), (o.client_key, "client-key")):
+        if flag:
+            user.pop(f"{key}-data", None)
+            user[key] = os.path.abspath(flag)
+    return user
+
+
+def _impersonation(user: Mapping[str, Any], o: Overrides) -> Impersonation:
+    """`--as` & co., else the kubeconfig user's `as` & co. (which the official client would ignore)."""
+    name = o.impersonate or _text(user.get("as"))
+    groups = o.impersonate_groups or tuple(_text(g) for g in user.get("as-groups") or ())
+    uid = o.impersonate_uid or _text(user.get("as-uid"))
+    extra_raw = user.get("as-user-extra") or {}
+    extra = {str(k): tuple(_text(v) for v in (vs if isinstance(vs, list) else [vs]))
+             for k, vs in (extra_raw.items() if isinstance(extra_raw, Mapping) else [])}
+    if (groups or uid or extra) and not name:
+        raise AicrError(Code.USAGE, "requesting uid, groups or user-extra without impersonating a user: "
+                        "pass --as USER too")
+    return Impersonation(name, tuple(groups), uid, extra)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "unknown error"
+
+
+# -- credentials plugins within the deadline ------------------------------------------------------
+
+class _Loader(KubeConfigLoader):
+    """The client's loader, with credentials plugins that fail loudly and never outlive the deadline."""
+
+    def __init__(self, config: ConfigNode, deadline: Deadline) -> None:
+        super().__init__(config_dict=config, config_base_path=None)
+        self._deadline = deadline
+
+    def _load_from_exec_plugin(self) -> bool | None:
+        if "exec" not in self._user:
+            return None
+        base_path = self._get_base_path(self._cluster.path)
+        status = _BoundedExec(self._user["exec"], base_path, self._cluster, self._deadline).run()
+        if "token" in status:
+            self.token = f"Bearer {status['token']}"
+        elif "clientCertificateData" in status and "clientKeyData" in status:
+            self._user.value.pop("client-certificate", None)
+            self._user.value.pop("client-key", None)
+            self._user.value["client-certificate-data"] = _b64(status["clientCertificateData"])
+            self._user.value["client-key-data"] = _b64(status["clientKeyData"])
+        else:
+            raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its answer has neither a token nor "
+                            "clientCertificateData and clientKeyData")
+        if "expirationTimestamp" in status:
+            from kubernetes.config.dateutil import parse_rfc3339
+            self.expiry = parse_rfc3339(status["expirationTimestamp"])
+        return True
+
+
+def _b64(text: str) -> str:
+    import base64
+    return base64.standard_b64encode(text.encode()).decode()
+
+
+class _BoundedExec(ExecProvider):
+    """The client's ExecProvider (same ExecCredential contract), run within the deadline."""
+
+    def __init__(self, exec_config: ConfigNode, cwd: str, cluster: ConfigNode, deadline: Deadline) -> None:
+        try:
+            super().__init__(exec_config, cwd, cluster)
+        except ConfigException as err:
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin: {err}") from None
+        self.deadline = deadline
+        self.interactive_mode = exec_config.safe_get("interactiveMode") or "IfAvailable"
+
+    def run(self, previous_response: Any = None) -> dict[str, Any]:
+        command = self.args[0]
+        interactive = self.interactive_mode != "Never" and sys.stdin.isatty()
+        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
+                                "spec": {"interactive": interactive}}
+        if self.cluster:
+            info["spec"]["cluster"] = self.cluster.value
+        self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+        timeout = self.deadline.timeout()  # before starting it: an expired deadline starts nothing
+        try:
+            process = subprocess.Popen(
+                self.args, stdout=subprocess.PIPE, stderr=None if interactive else subprocess.PIPE,
+                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env, text=True,
+                start_new_session=not interactive)  # its own group, so that killing it kills its children
+        except OSError as err:
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {err}") from None
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except (subprocess.TimeoutExpired, Alarm):
+            _kill(process, interactive)
+            raise self.deadline.expired(f'the credentials plugin "{command}"') from None
+        except BaseException:
+            _kill(process, interactive)
+            raise
+        if process.returncode != 0:
+            detail = _first_line(stderr or "") if stderr and stderr.strip() else ""
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: exec: process returned "
+                            f"{process.returncode}" + (f". {detail}" if detail else ""))
+        try:
+            data = json.loads(stdout)
+        except ValueError:
+            raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its output is not JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("status"), dict):
+            raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its output is no ExecCredential")
+        if data.get("apiVersion") != self.api_version:
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: it answered apiVersion "
+                            f"{data.get('apiVersion')!r}, not {self.api_version!r}")
+        status: dict[str, Any] = data["status"]
+        return status
+
+
+def _kill(process: subprocess.Popen[str], interactive: bool) -> None:
+    try:
+        if interactive:
+            process.kill()
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())
