@@ -46,6 +46,13 @@ def configmap_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/configmaps/{name}"
 
 
+def approver_access(rollout_name: str) -> dict[str, str]:
+    """The permission the admission policy checks before an approval, revocation or acknowledgement
+    (for a SelfSubjectAccessReview: `Cluster.can_i(**approver_access(name))`)."""
+    return {"verb": "update", "group": GROUP, "resource": "runtimerollouts", "subresource": "approve",
+            "name": rollout_name}
+
+
 def short_hex(digest: str) -> str:
     """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51"""
     return digest.removeprefix("sha256:")[:16]

@@ -299,13 +299,35 @@ def test_warn_mode_prints_and_writes(aicr: Aicr, plane: testbed.ControlPlane, se
     compare(spec(plane, name)["approval"]["reason"], expected="no ticket")
 
 
-def test_not_being_able_to_read_the_file_refuses(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
-                                                 set_policy: SetPolicy) -> None:
-    """pat may patch rollouts but read no ConfigMap: not knowing the rules must not mean having none."""
+APPROVE_ONLY = [
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "test-approve-only"},
+     "rules": [{"apiGroups": ["operator.aicr.run"], "resources": ["runtimerollouts"], "verbs": ["get", "patch"]},
+               {"apiGroups": ["operator.aicr.run"], "resources": ["runtimerollouts/approve"], "verbs": ["update"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+     "metadata": {"name": "test-approve-only"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "test-approve-only"},
+     "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "test:approve-only"}]},
+]
+
+
+def test_an_approver_who_cannot_read_the_file_is_refused(aicr: Aicr, plane: testbed.ControlPlane,
+                                                         seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+    """Not knowing the rules must not mean having none: carol may approve, but read no ConfigMap."""
     set_policy({"four-eyes": {}})
+    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": APPROVE_ONLY}))
+    try:
+        name = seed.rollout()
+        proc = as_user(aicr, plane, "admin", "approve", name, "--reason", "r", "--as", "carol",
+                       "--as-group", "test:approve-only")
+        denied(proc, code="POLICY_ERROR")
+        assert error_line(proc).startswith(f"error: [POLICY_ERROR] cannot read the policy file {SOURCE}: "), proc.stderr
+        compare(spec(plane, name).get("approval"), expected=None)
+    finally:
+        plane.kubectl("delete", "clusterrolebinding,clusterrole", "test-approve-only", "--ignore-not-found")
+    # pat may read no ConfigMap either, but may not approve at all: the API server says so, as without a file.
     proc = as_user(aicr, plane, "pat", "approve", seed.rollout(), "--reason", "r")
-    denied(proc, code="POLICY_ERROR")
-    assert error_line(proc).startswith(f"error: [POLICY_ERROR] cannot read the policy file {SOURCE}: "), proc.stderr
+    denied(proc, code="ADMISSION_DENIED")
+    assert "user pat may not approve, revoke or acknowledge" in proc.stderr, proc.stderr
 
 
 # -- overrides ------------------------------------------------------------------------------------------
