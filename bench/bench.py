@@ -7,6 +7,8 @@
    `kubectl aicr approve` (each approve on a fresh rollout) beside
    `kubectl get runtimerollout NAME -o yaml` (target: describe within 2x), with
    the number of API requests each command makes.
+3. `kubectl aicr approve` without a policy file beside approve with every
+   built-in policy active (no target: what the policy engine costs).
 
 Measure a regular install (`pip install .`): an editable install adds ~20 ms
 of import-finder time to every start. Run from the repository with the
@@ -25,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,8 +104,40 @@ def cluster(runs: int, env: dict[str, str]) -> None:
                                check=True, stdout=subprocess.DEVNULL)
                 lines = log.read_text().splitlines()
                 print(f"  API requests by {label}: {len(lines)} ({', '.join(line.split()[0] for line in lines)})")
+        policies(runs, plane, seed, env)
     finally:
         plane.stop()
+
+
+def policies(runs: int, plane: Any, seed: Any, env: dict[str, str]) -> None:
+    """approve without a policy file beside approve with every built-in policy active (examples/approval-policy.yaml)."""
+    import testbed
+    import yaml
+
+    doc = yaml.safe_load((ROOT / "examples" / "approval-policy.yaml").read_text())
+    del doc["required"], doc["policies"]["change-ticket"]  # the site example is not installed here
+    doc["policies"]["change-window"].update(  # a window around the clock, so that every approval passes
+        windows=[{"days": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], "from": "00:00", "to": "24:00"}],
+        blackouts=[], expiryWithinWindow=False)
+    doc["policies"]["crd-changes"]["groups"] = ["aicr:approvers"]
+    configmap = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "data": {"policy.yaml": yaml.safe_dump(doc)},
+                            "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"}})
+    sample_report = json.dumps(testbed.SAMPLE_REPORT)
+    samples: dict[str, list[float]] = {"without": [], "with": []}
+    for i in range(runs + 1):  # the first round warms up
+        for label in ("without", "with"):
+            plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+            if label == "with":
+                plane.kubectl("create", "-f", "-", input=configmap)
+            seconds = timed(["kubectl", "aicr", "approve", seed.rollout(report=sample_report), "--reason",
+                             "CHG-1 bench"], env)
+            if i:
+                samples[label].append(seconds)
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy")
+    report(f"Approval policies (fresh rollouts with a verified report), median of {runs} runs", [
+        ("kubectl aicr approve, no policy file", statistics.median(samples["without"])),
+        ("kubectl aicr approve, 7 built-in policies active", statistics.median(samples["with"]))],
+        "kubectl aicr approve, no policy file")
 
 
 BREAKDOWN = """
