@@ -261,7 +261,7 @@ def _setup(name: str, plugin: object, entry: policy_file.PolicyEntry | None,
     if entry is None:
         if getattr(plugin, INACTIVE_UNTIL_CONFIGURED, False):
             return PolicySetup(name, False, "inactive until the policy file configures it"), []
-        why = "installed (active until the policy file sets it up otherwise)"
+        why = "installed (an installed policy is active; the policy file does not list it)"
         raw: Mapping[str, Any] = {}
         mode, overridable, configured = "enforce", False, False
     else:
