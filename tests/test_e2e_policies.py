@@ -358,6 +358,21 @@ def test_an_override_is_recorded_in_the_same_write_and_shown_by_describe(aicr: A
     compare(doc["overrides"], expected=stored["overrides"])
 
 
+def test_an_acknowledgement_and_a_revocation_record_their_overrides_too(aicr: Aicr, plane: testbed.ControlPlane,
+                                                                         seed: testbed.Seeder,
+                                                                         set_policy: SetPolicy) -> None:
+    set_policy({"four-eyes": {"overridable": True, "revoke": True}})
+    name = seed.rollout(phase="AwaitingAcknowledgement", approval=BOB_APPROVED, awaiting_release="nvsentinel",
+                        step_states=[{"release": "gpu-operator", "state": "Ready"},
+                                     {"release": "nvsentinel", "state": "AwaitingAcknowledgement"}])
+    ok(as_user(aicr, plane, "bob", "acknowledge", name, "--override", "four-eyes"))
+    ok(as_user(aicr, plane, "bob", "revoke", name, "--reason", "CHG-2 stop", "--override", "four-eyes"))
+    stored = spec(plane, name)
+    compare([(a["release"], a["user"]) for a in stored["acknowledgements"]], expected=[("nvsentinel", "bob")])
+    compare([(o["user"], o["action"], o["policies"]) for o in stored["overrides"]],
+            expected=[("bob", "acknowledge", ["four-eyes"]), ("bob", "revoke", ["four-eyes"])])
+
+
 def test_the_server_guards_the_override_record(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
     """A raw write cannot forge, move or rewrite an override: the CRD rules and the admission policy say no."""
     time = testbed.rfc3339(dt.datetime.now(dt.timezone.utc))
