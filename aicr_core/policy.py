@@ -178,15 +178,13 @@ class PolicyEngine:
 
     def errors(self) -> AicrError | None:
         """Why every decision is refused before any policy runs (load failures, a bad file), if so."""
-        details: list[str] = []
-        message = ""
-        if self.loaded.failures:
-            message = "policy plugins failed to load; refusing (fail closed)"
-            details += [f"{name}: {why}" for name, why in sorted(self.loaded.failures.items())]
+        failures = [f"{name}: {why}" for name, why in sorted(self.loaded.failures.items())]
+        if failures:
+            return AicrError(Code.POLICY_ERROR, "policy plugins failed to load; refusing (fail closed)",
+                             failures + self.problems)
         if self.problems:
-            message = message or policy_file.PolicyFileError(self.source or "(policy file)", []).as_error().message
-            details += self.problems
-        return AicrError(Code.POLICY_ERROR, message, details) if details else None
+            return policy_file.PolicyFileError(self.source or "(policy file)", self.problems).as_error()
+        return None
 
     def wants(self, action: str, argument: str) -> bool:
         """Does an active policy's hook for `action` declare `argument`? (Read costly facts only then.)"""
