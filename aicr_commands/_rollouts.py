@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.flags import check_reason
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
@@ -36,9 +37,7 @@ def add_rollout_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def require_reason(args: argparse.Namespace, command: str) -> str:
-    if args.reason is None:
-        raise UsageError(f"{command} needs --reason TEXT (at most 1024 characters)")
-    return str(args.reason)
+    return check_reason(args, command)  # 1..REASON_MAX characters; required
 
 
 def connect(args: argparse.Namespace) -> Cluster:

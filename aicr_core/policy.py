@@ -32,10 +32,11 @@ from typing import Any
 import pluggy
 
 from aicr_core import clock, hookspecs, policy_file
-from aicr_core.plugins import POLICIES, PluginGroup, PluginInfo, distribution_and_version
 from aicr_core.errors import AicrError, Code
+
 # Re-exported: policies written before aicr_core.plugin existed import these from here.
 from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
+from aicr_core.plugins import POLICIES, PluginGroup, PluginInfo, distribution_and_version
 
 __all__ = ["ACTIONS", "Allow", "Decision", "Identity", "LoadedPolicies", "Outcome", "PolicyContext",
            "PolicyEngine", "PolicySetup", "Verdict", "Violation", "hookimpl", "load_policies", "policy_set"]

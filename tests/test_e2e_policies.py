@@ -252,7 +252,8 @@ def test_a_broken_file_refuses_every_write_and_says_where(aicr: Aicr, plane: tes
                                            "every approval, revocation and acknowledgement (fail closed)")
     compare((spec(plane, pending).get("approval"), spec(plane, approved).get("revocation")), expected=(None, None))
     ok(as_user(aicr, plane, "alice", "describe", pending))  # reading is unaffected
-    set_policy(text="apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\npolicies:\n  four-eyes: {}\n  four-eyes: {}\n")
+    set_policy(text="apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\npolicies:\n"
+                    "  four-eyes: {}\n  four-eyes: {}\n")
     denied(as_user(aicr, plane, "alice", "approve", pending, "--reason", "r"),
            "(YAML) line 5, column 3: duplicate key 'four-eyes'", code="POLICY_ERROR")
     set_policy(text="policies: {}", key="policy.yml")
@@ -434,8 +435,9 @@ def test_policy_check_explains_and_writes_nothing(aicr: Aicr, plane: testbed.Con
     compare(proc.returncode, expected=0, suffix=proc.stdout + proc.stderr)
     assert f"Policy file: {local} (sha256:" in proc.stdout and proc.stdout.endswith("approve would go ahead\n")
     ack = as_user(aicr, plane, "bob", "policy", "check", name, "--action", "acknowledge")
-    compare((ack.returncode, error_line(ack)), expected=(1, f"error: [NOT_AWAITING_ACKNOWLEDGEMENT] rollout {name} "
-                                                            "is not awaiting an acknowledgement (phase AwaitingApproval)"))
+    compare((ack.returncode, error_line(ack)), expected=(
+        1, f"error: [NOT_AWAITING_ACKNOWLEDGEMENT] rollout {name} is not awaiting an acknowledgement "
+           "(phase AwaitingApproval)"))
     after = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]
     compare(after["resourceVersion"], expected=before["resourceVersion"])  # nothing was written
 
@@ -445,7 +447,7 @@ def test_policy_check_with_a_broken_file_says_why(aicr: Aicr, plane: testbed.Con
     set_policy({"max-approval": {"max": "-1h"}})
     proc = as_user(aicr, plane, "alice", "policy", "check", seed.rollout(), "--reason", "r")
     compare(proc.returncode, expected=1)
-    assert "  policies.max-approval.max: invalid duration '-1h': must not be negative" in proc.stdout, proc.stdout
+    assert "  policies.max-approval.max: '-1h' is negative" in proc.stdout, proc.stdout
     assert proc.stdout.endswith(f"approve would be refused: [POLICY_ERROR] policy file {SOURCE} does not validate; "
                                 "refusing every approval, revocation and acknowledgement (fail closed)\n")
 
@@ -455,7 +457,8 @@ def test_plugins_shows_what_the_cluster_file_activates(aicr: Aicr, plane: testbe
     set_policy({"four-eyes": {"mode": "warn"}, "change-window": {"overridable": True, "blackouts": [
         {"name": "freeze", "from": "2030-01-01", "to": "2030-01-02"}]}})
     doc = json.loads(as_user(aicr, plane, "victor", "plugins", "-o", "json").stdout)
-    rows = {p["name"]: (p["active"], p["mode"], p["overridable"]) for p in doc["plugins"] if p["group"] == "aicr.policies"}
+    rows = {p["name"]: (p["active"], p["mode"], p["overridable"])
+            for p in doc["plugins"] if p["group"] == "aicr.policies"}
     compare(rows, expected={"approver-groups": (False, None, None), "assessment": (False, None, None),
                             "change-window": (True, "enforce", True), "crd-changes": (False, None, None),
                             "four-eyes": (True, "warn", False), "max-approval": (False, None, None),
