@@ -1,4 +1,4 @@
-"""What the rollout commands share: the ROLLOUT argument, reading, and the conditional write.
+"""What the rollout commands share: the ROLLOUT argument, reading, the policies, and the conditional write.
 
 Imported by command modules at module level, so it imports nothing heavy;
 `aicr_core.kube` (the Kubernetes client) is imported only when a command runs.
@@ -8,17 +8,20 @@ from __future__ import annotations
 import argparse
 import gc
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.flags import check_reason
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
     from aicr_core.deadline import Deadline
+    from aicr_core.hookspecs import Identity
     from aicr_core.kube import Cluster
+    from aicr_core.policy import Decision
 
 # A Kubernetes object name (DNS subdomain): anything else cannot name a rollout
 # and must not reach a URL path.
@@ -147,39 +150,133 @@ def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
     return api.parse_rollout(get_object(cluster, api.rollout_path(name), f"rollout {name}"))
 
 
+# -- the policy file and the facts policies may ask for ---------------------------------------
+
+class PolicyFileUnreadable(AicrError):
+    """The user may not read the policy file (POLICY_ERROR)."""
+
+
+def read_policy_file(cluster: Cluster, namespace: str) -> tuple[str | None, str]:
+    """(text, source) of the cluster's policy file: one GET. No ConfigMap: (None, source).
+
+    A file that cannot be read (no permission, no `policy.yaml` key) refuses:
+    not knowing the rules must not mean having none.
+    """
+    from aicr_core import operator_api as api
+    from aicr_core import policy_file
+
+    source = policy_file.configmap_source(namespace)
+    try:
+        configmap = cluster.get(api.configmap_path(namespace, policy_file.CONFIGMAP_NAME))
+    except AicrError as err:
+        if err.code == Code.NOT_FOUND:
+            return None, source
+        if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
+            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read the policy file {source}: {err.message}; "
+                                       "refusing (fail closed)") from None
+        raise
+    try:
+        return policy_file.configmap_text(configmap, source), source
+    except policy_file.PolicyFileError as err:
+        raise err.as_error() from None
+
+
+def read_local_policy_file(path: str) -> tuple[str, str]:
+    """(text, source) of `--policy-file PATH`; an unreadable path is a usage error."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read(), path
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise UsageError(f"--policy-file {path}: cannot read it: {reason}") from None
+
+
+def read_assessment(cluster: Cluster, namespace: str, rollout: api.Rollout) -> api.Assessment:
+    """The rollout's report, verified exactly as `describe` verifies it, as policies see it."""
+    from aicr_commands.describe import read_assessment as describe_assessment
+    from aicr_core import operator_api as api
+
+    document = describe_assessment(cluster, namespace, rollout.assessment_digest)
+    verified = document.get("status") == "verified"
+    components = tuple(api.ComponentVerdict(str(c.get("component") or ""), str(c.get("verdict") or ""))
+                       for c in (document.get("components") or []) if verified and isinstance(c, dict))
+    return api.Assessment(str(document.get("status")), document.get("digest"), components)
+
+
+def decide(cluster: Cluster, args: argparse.Namespace, command: str, policy_file: tuple[str | None, str],
+           action: str, rollout: api.Rollout, user: Identity, **proposed: Any) -> Decision:
+    """Every active policy's verdict on `action` under `policy_file` ((text, source): the cluster's or a local one)."""
+    from aicr_core.hookspecs import PolicyContext
+    from aicr_core.policy import PolicyEngine, load_policies
+
+    engine = PolicyEngine.build(load_policies(), *policy_file)
+    if action == "approve" and engine.wants("approve", "assessment"):  # one more GET, only when needed
+        proposed["assessment"] = read_assessment(cluster, args.operator_namespace, rollout)
+    return engine.decide(action, rollout=rollout, user=user, context=PolicyContext.from_args(command, args),
+                         overrides=args.override or (), **proposed)
+
+
 class RolloutWrite:
     """The path approve, revoke and acknowledge share: who you are, the rollout, the policies, one write.
 
-    Requests: a SelfSubjectReview, a GET of the rollout, a conditional PATCH
-    (and a second GET only when the PATCH lost a race). `--dry-run=server` sends
+    Requests: a SelfSubjectReview, a GET of the rollout, a GET of the policy
+    file (after the command's own refusals), a GET of the assessment report
+    only if an active policy reads it, a conditional PATCH (and a second GET
+    of the rollout only when the PATCH lost a race; an access review only
+    when the policy file may not be read). `--dry-run=server` sends
     that PATCH with dryRun=All; `--dry-run=client` sends two
     SelfSubjectAccessReviews instead and no write.
     """
 
-    def __init__(self, args: argparse.Namespace, command: str) -> None:
-        from aicr_core.policy import load_policies
-
+    def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None] | None = None) -> None:
+        if getattr(args, "policy_file", None):
+            raise UsageError(f"--policy-file is for trying a policy file (policy check, plugins); "
+                             f"{command} always follows the cluster's policy file")
         self.args, self.command = args, command
-        self.policies = load_policies()
+        self.warn = warn or _stderr_warning
         self.cluster = connect(args)
         self.me = self.cluster.whoami()
         self.rollout = read_rollout(self.cluster, args.rollout)
+        self.override: api.Override | None = None
 
     def check_policies(self, hook: str, **proposed: Any) -> None:
-        """Every policy's verdict on the proposed write; raises POLICY_DENIED or POLICY_ERROR."""
-        from aicr_core.policy import PolicyContext
+        """Every policy's verdict on the proposed write; raises POLICY_DENIED or POLICY_ERROR.
 
-        self.policies.check(hook, rollout=self.rollout, user=self.me,
-                            context=PolicyContext.from_args(self.command, self.args), **proposed)
+        Warnings (policies in warn mode, overridden refusals) go to stderr; an
+        override is kept to be recorded by `write`.
+        """
+        from aicr_core import clock
+        from aicr_core import operator_api as api
+
+        action = hook.removeprefix("aicr_pre_")
+        try:
+            policy_file = read_policy_file(self.cluster, self.args.operator_namespace)
+        except PolicyFileUnreadable:
+            # Approvers may read the file. Someone who may not approve at all is refused by the
+            # API server whatever the policies say: let it say why (one access review, only here).
+            if not self.cluster.can_i(**api.approver_access(self.rollout.name)):
+                return
+            raise
+        decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me,
+                          **proposed)
+        refusal = decision.refusal()
+        if refusal is not None:
+            raise refusal
+        for line in decision.warnings():
+            self.warn(line)
+        if decision.overridden:
+            self.override = api.Override(self.me.username, action, tuple(decision.overridden), clock.now())
 
     def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> dict[str, Any]:
-        """One conditional write; on a lost race, re-read and say who won (`explain_conflict`).
+        """One conditional write (with the override, if any); on a lost race, re-read and say who won.
 
         Returns what the result reports about a dry run: `dryRun`, and with
         `client` the request that was not sent.
         """
         from aicr_core import operator_api as api
 
+        if self.override is not None:
+            patch = api.with_override(self.rollout, patch, self.override)
         mode, path = getattr(self.args, "dry_run", "none"), api.rollout_path(self.rollout.name)
         if mode == "client":
             self.check_permissions()
@@ -197,10 +294,16 @@ class RolloutWrite:
         from aicr_core import operator_api as api
 
         name, missing = self.rollout.name, []
-        if not self.cluster.can_i("update", group=api.GROUP, resource=api.ROLLOUTS, subresource="approve", name=name):
+        if not self.cluster.can_i(**api.approver_access(name)):
             missing.append(f"update {api.ROLLOUTS}/approve (what approving, revoking and acknowledging need)")
         if not self.cluster.can_i("patch", group=api.GROUP, resource=api.ROLLOUTS, name=name):
             missing.append(f"patch {api.ROLLOUTS}")
         if missing:
             raise AicrError(Code.FORBIDDEN, f"(client dry run) {self.me.username} may not write rollout {name}; "
                             "the API server would refuse", [f"not allowed: {m}" for m in missing])
+
+
+def _stderr_warning(line: str) -> None:
+    from aicr_core.terminal import safe
+
+    sys.stderr.write(f"warning: {safe(line, allow_newlines=False)}\n")

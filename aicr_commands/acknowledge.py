@@ -41,6 +41,8 @@ class Acknowledge(AicrCommand):
       UNAVAILABLE
     """
 
+    uses_flags = ("operator_namespace", "override")
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser, waiting_first=True)
         _rollouts.add_dry_run_flag(parser)
@@ -48,7 +50,7 @@ class Acknowledge(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
 
-        session = _rollouts.RolloutWrite(args, "acknowledge")
+        session = _rollouts.RolloutWrite(args, "acknowledge", self.app.warn)
         rollout = session.rollout
         release = awaited_release(rollout)
         ack = api.Acknowledgement(release, session.me.username, clock.now())

@@ -52,7 +52,7 @@ class Approve(AicrCommand):
       INVALID_OBJECT
     """
 
-    uses_flags = ("reason", "expires")
+    uses_flags = ("reason", "expires", "operator_namespace", "override")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser, waiting_first=True)
@@ -63,7 +63,7 @@ class Approve(AicrCommand):
 
         reason = _rollouts.require_reason(args, "approve")
         check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call
-        session = _rollouts.RolloutWrite(args, "approve")
+        session = _rollouts.RolloutWrite(args, "approve", self.app.warn)
         rollout = session.rollout
         expires = args.expires.delta if args.expires is not None else None
         approval = api.Approval(session.me.username, approval_expiry(rollout, expires, clock.now()), reason)

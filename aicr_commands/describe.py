@@ -156,6 +156,8 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                     for rec in r.records],
         "acknowledgements": [{"release": a.release, "user": a.user, "time": time(a.time)}
                              for a in r.acknowledgements],
+        "overrides": [{"user": o.user, "action": o.action, "policies": list(o.policies), "time": time(o.time)}
+                      for o in r.overrides],
     }
 
 

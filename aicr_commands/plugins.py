@@ -1,34 +1,63 @@
-"""`kubectl aicr plugins`: every command, renderer and policy, where it comes from, and whether it loads."""
+"""`kubectl aicr plugins`: every plugin, where it comes from, whether it loads, and what the policy file makes of it."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from aicr_commands import _rollouts
 from aicr_core import plugins
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
 
+if TYPE_CHECKING:
+    from aicr_core.policy import PolicyEngine
+
 
 class Plugins(AicrCommand):
-    """List installed commands, renderers and policies with their distribution, version and load status.
+    """List installed plugins with their distribution, version and load status, and each policy's mode.
+
+    A policy's ACTIVE and MODE come from the cluster's policy file (one GET;
+    --policy-file PATH reads a local one instead); when it cannot be read they
+    show "-" and the last line says why.
 
     Examples:
       # What is installed, and does it load?
       kubectl aicr plugins
 
-      # The same for a script: the distribution and version of each
-      kubectl aicr plugins -o json
+      # The same for a script, with the modes a local policy file would set
+      kubectl aicr plugins --policy-file policy.yaml -o json
 
     Codes:
+      KUBECONFIG
+      UNAUTHORIZED
+      TIMEOUT
+      UNAVAILABLE
     """
 
+    uses_flags = ("operator_namespace", "policy_file")
+
     def take_action(self, args: argparse.Namespace) -> Result:
-        from aicr_core.policy import load_policies
+        from aicr_core.policy import PolicyEngine, load_policies
 
         # The policy loader imports, registers and validates (check_pending) every policy: its
         # failures are the policies' status; importing them again here would only repeat that.
-        policy_failures = load_policies().failures
+        loaded = load_policies()
+        engine: PolicyEngine | None = None
+        policy_file: dict[str, Any]
+        try:
+            text, source = (_rollouts.read_local_policy_file(args.policy_file) if args.policy_file
+                            else _rollouts.read_policy_file(_rollouts.connect(args), args.operator_namespace))
+            engine = PolicyEngine.build(loaded, text, source)
+            policy_file = {"source": source, "found": text is not None, "digest": engine.digest,
+                           "error": f"does not validate ({len(engine.problems)} problem(s)): every approval, "
+                                    "revocation and acknowledgement is refused; run kubectl aicr policy validate"
+                           if engine.problems else None}
+        except AicrError as err:
+            from aicr_core.policy_file import configmap_source
+
+            policy_file = {"source": args.policy_file or configmap_source(args.operator_namespace),
+                           "found": None, "digest": None, "error": f"[{err.code}] {err.message}"}
         rows: list[dict[str, Any]] = []
         for group_name in plugins.GROUPS:
             group = plugins.PluginGroup(group_name)
@@ -38,8 +67,8 @@ class Plugins(AicrCommand):
                     distribution, version = plugins.distribution_and_version(info)
                     status, error = "ok", None
                     if group_name == plugins.POLICIES:
-                        if name in policy_failures:
-                            status, error = "failed", policy_failures[name]
+                        if name in loaded.failures:
+                            status, error = "failed", loaded.failures[name]
                     else:
                         try:
                             plugins.load_target(info)
@@ -50,5 +79,15 @@ class Plugins(AicrCommand):
                             i.target for i in conflicts[name] if i is not info)
                     rows.append({"group": group_name, "name": name, "target": info.target,
                                  "distribution": distribution, "version": version,
-                                 "status": status, "error": error})
-        return Result("PluginList", {"plugins": rows})
+                                 "status": status, "error": error,
+                                 **policy_columns(engine, name if group_name == plugins.POLICIES else None)})
+        return Result("PluginList", {"plugins": rows, "policyFile": policy_file})
+
+
+def policy_columns(engine: PolicyEngine | None, policy: str | None) -> dict[str, Any]:
+    """`active`, `mode`, `overridable`, `activation` of a policy; null for other plugins or when unknown."""
+    setup = engine.setup(policy) if engine is not None and policy is not None and not engine.problems else None
+    if setup is None:
+        return {"active": None, "mode": None, "overridable": None, "activation": None}
+    return {"active": setup.active, "mode": setup.mode if setup.active else None,
+            "overridable": setup.overridable if setup.active else None, "activation": setup.why}

@@ -43,7 +43,7 @@ class Revoke(AicrCommand):
       UNAVAILABLE
     """
 
-    uses_flags = ("reason",)
+    uses_flags = ("reason", "operator_namespace", "override")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
@@ -53,7 +53,7 @@ class Revoke(AicrCommand):
         from aicr_core import operator_api as api
 
         reason = _rollouts.require_reason(args, "revoke")
-        session = _rollouts.RolloutWrite(args, "revoke")
+        session = _rollouts.RolloutWrite(args, "revoke", self.app.warn)
         rollout = session.rollout
         refuse_revocation(rollout)
         revocation = api.Revocation(session.me.username, clock.now(), reason)

@@ -62,7 +62,8 @@ class AicrCommand(Command):
     def run(self, parsed_args: argparse.Namespace) -> tuple[Result | Stream, int]:  # type: ignore[override]
         """cliff's run, except that the command's `Result` is kept for the renderer.
 
-        Returns the result and the exit code the after-hooks settle on (0 unless one says otherwise).
+        Returns the result and the exit code the after-hooks settle on (the result's, 0 unless the
+        command says otherwise, as `policy check` does, and unless a hook changes it).
         A result that is no `Result`, or holds data that is not plain JSON data, is the plugin's
         bug: PLUGIN_ERROR naming the command, before anything is printed. A `Stream`'s results are
         checked by the core one by one, as they come.
@@ -77,7 +78,8 @@ class AicrCommand(Command):
         if problem is not None:
             raise AicrError(Code.PLUGIN_ERROR, f"command {self.cmd_name!r} returned a result that cannot be "
                             f"printed: {problem}; nothing was printed")
-        exit_code = self._run_after_hooks(parsed_args, EXIT_OK)
+        code = result.exit_code if isinstance(result, Result) else EXIT_OK  # a stream fails by raising
+        exit_code = self._run_after_hooks(parsed_args, code)
         if type(exit_code) is not int:
             raise AicrError(Code.PLUGIN_ERROR, f"an after-hook of command {self.cmd_name!r} returned "
                             f"{type(exit_code).__name__}, not an exit code")

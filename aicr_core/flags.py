@@ -101,7 +101,16 @@ def check_nonempty(args: argparse.Namespace, dest: str) -> str:
 SEMANTIC_CHECKS: dict[str, Callable[[argparse.Namespace], object]] = {
     "dir": lambda args: check_nonempty(args, "dir"),
     "operator_namespace": lambda args: check_nonempty(args, "operator_namespace"),
+    "override": lambda args: check_overrides(args),
+    "policy_file": lambda args: args.policy_file is None or check_nonempty(args, "policy_file"),
 }
+
+
+def check_overrides(args: argparse.Namespace) -> list[str]:
+    """--override names policies: none of them empty."""
+    if any(not name.strip() for name in args.override):
+        raise UsageError("--override needs a policy name")
+    return list(args.override)
 
 
 def check_used_flags(args: argparse.Namespace, used: Sequence[str]) -> None:
@@ -182,6 +191,11 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
                        help="approve: how long the approval stays valid (default: the rollout's deadline)")
     group.add_argument("--dir", metavar="PATH", default=DEFAULT_REPRODUCE_DIR,
                        help="reproduce: where the recipe is written (default: %(default)s)")
+    group.add_argument("--override", metavar="POLICY", action="append", default=[],
+                       help="approve, revoke, acknowledge: go ahead despite the refusal of an overridable "
+                            "policy (repeatable; recorded in the rollout)")
+    group.add_argument("--policy-file", metavar="PATH",
+                       help="policy check, plugins: use this ApprovalPolicy file instead of the cluster's")
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")

@@ -1,39 +1,109 @@
-"""The hooks an approval policy may implement (pluggy project name ``aicr``).
+"""The hooks an approval policy may implement (pluggy project ``aicr``), and the values they use.
 
 A policy is a module or object registered under the ``aicr.policies``
 entry-point group that implements one or more of the hooks below with the
-``aicr_core.policy.hookimpl`` marker. Every installed policy is enabled.
+``hookimpl`` marker (import it, and everything else a policy needs, from
+``aicr_core.plugin``). This module imports nothing but pluggy, so a policy
+stays light wherever it runs: in ``kubectl aicr`` or in an admission webhook.
 
-How the verdict is reached:
+How the verdict is reached (``aicr_core.policy`` is the engine):
 
-- Every implementation runs, whatever the others answer; the order in which
-  pluggy calls them never changes the verdict.
-- Any violation refuses the action before anything is written: the command
-  fails with ``[POLICY_DENIED]`` and lists every violation.
+- Every active policy runs, whatever the others answer; the order in which
+  they are called never changes the verdict.
+- Any violation of a policy in ``enforce`` mode refuses the action before
+  anything is written (``[POLICY_DENIED]``, every violation listed), unless
+  the policy is ``overridable`` and the user passed ``--override NAME``. A
+  policy in ``warn`` mode only prints its violations.
 - A policy that fails to load, misspells a hook name, raises, or returns
-  something other than violations refuses the action too (``[POLICY_ERROR]``):
-  approvals fail closed.
+  something other than ``Violation``/``Allow`` values refuses the action too
+  (``[POLICY_ERROR]``): approvals fail closed.
+
+Which policies are active: every installed policy, unless it declares
+``INACTIVE_UNTIL_CONFIGURED = True`` (the built-in pack does): such a policy
+runs only when the cluster's policy file lists it. A policy may declare
+``SETTINGS_MODEL``, a pydantic model of its entry in the policy file: the
+entry is validated against it (a bad entry refuses every write) and the
+validated model is its ``context.settings``. Without one, ``context.settings``
+is the entry as a plain mapping (without ``mode`` and ``overridable``).
 
 Arguments are passed by keyword and may grow in later versions; an
 implementation declares only the arguments it uses.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Union
 
 import pluggy
 
 if TYPE_CHECKING:
-    from aicr_core.kube import Identity
-    from aicr_core.operator_api import Acknowledgement, Approval, Revocation, Rollout
-    from aicr_core.policy import PolicyContext, Verdict
+    import argparse
+
+    from aicr_core.operator_api import Acknowledgement, Approval, Assessment, Revocation, Rollout
 
 hookspec = pluggy.HookspecMarker("aicr")
+hookimpl = pluggy.HookimplMarker("aicr")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the API server says the user is: the SelfSubjectReview, or an admission request's userInfo."""
+
+    username: str
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    """One reason a policy refuses: which policy, what it says, and the facts it used."""
+
+    policy: str
+    message: str
+    facts: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, order=True)
+class Allow:
+    """A policy's explicit "yes", with the facts it used (shown by `kubectl aicr policy check`).
+
+    Returning ``None`` allows too; ``Allow`` only explains.
+    """
+
+    policy: str
+    message: str = ""
+    facts: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+
+Verdict = Union[None, Violation, Allow, Sequence[Union[Violation, Allow]]]
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """What a policy may want beyond the objects.
+
+    ``command``: ``approve``, ``revoke``, ``acknowledge``, ``policy`` (a
+    ``policy check``) or ``admission`` (the webhook; ``flags`` is then empty,
+    so a policy that reads a flag must decide what to do without it).
+    ``flags``: the command's parsed flags, including those a plugin added.
+    ``settings``: this policy's settings from the policy file (see above).
+    ``now``: the one instant the whole decision is taken at (UTC).
+    """
+
+    command: str
+    flags: Mapping[str, Any] = field(default_factory=dict)
+    settings: Any = field(default_factory=dict)
+    now: datetime | None = None
+
+    @classmethod
+    def from_args(cls, command: str, args: argparse.Namespace) -> PolicyContext:
+        return cls(command, dict(vars(args)))
 
 
 @hookspec
-def aicr_pre_approve(rollout: Rollout, approval: Approval, user: Identity,
-                     context: PolicyContext) -> Verdict:
+def aicr_pre_approve(rollout: Rollout, approval: Approval, user: Identity, context: PolicyContext,
+                     assessment: Assessment | None) -> Verdict:
     """Decide whether ``approval`` may be written to ``rollout``.
 
     Called by ``kubectl aicr approve`` after the plugin's own refusals
@@ -45,10 +115,14 @@ def aicr_pre_approve(rollout: Rollout, approval: Approval, user: Identity,
     :param approval: the approval about to be written: ``user``, ``expires``
         (a UTC datetime) and ``reason``.
     :param user: who the API server says is approving (``username``, ``groups``).
-    :param context: the command name and its parsed flags (``flags``), for
-        policies that read a flag a plugin added.
+    :param context: the command, its flags, this policy's settings and ``now``.
+    :param assessment: AICR's report as far as it could be verified
+        (``aicr_core.operator_api.Assessment``: ``status`` and, when
+        ``verified``, the components' verdicts). It is read from the cluster
+        only when some active policy declares this argument; otherwise ``None``.
     :return: ``None`` when the policy has no objection, else one
-        ``Violation(policy, message)`` or a list of them.
+        ``Violation(policy, message)`` or a list of them; ``Allow`` values
+        may explain a "yes".
     """
 
 

@@ -23,7 +23,6 @@ import ssl
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import urllib3
@@ -35,20 +34,13 @@ from urllib3 import HTTPHeaderDict
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
+from aicr_core.hookspecs import Identity  # a policy's value type: defined where policies import nothing heavy
 from aicr_core.kubeconfig import Settings, load_settings
 
 MERGE_PATCH = "application/merge-patch+json"
 USER_AGENT = "kubectl-aicr"
 # A watch stream with no event (not even a bookmark) for this long is taken for dead.
 WATCH_IDLE_SECONDS = 330.0
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who the API server says we are (SelfSubjectReview)."""
-
-    username: str
-    groups: tuple[str, ...]
 
 
 class Gone(Exception):

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_core.clock import format_time, parse_time
 from aicr_core.errors import AicrError, Code
@@ -82,6 +82,13 @@ def serves_rollouts(discovery: Mapping[str, Any]) -> bool:
     resources = _Reader(discovery, "discovery document")._raw("resources")
     return isinstance(resources, list) and any(
         isinstance(r, Mapping) and r.get("name") == ROLLOUTS for r in resources)
+
+
+def approver_access(rollout_name: str) -> dict[str, str]:
+    """The permission the admission policy checks before an approval, revocation or acknowledgement
+    (for a SelfSubjectAccessReview: `Cluster.can_i(**approver_access(name))`)."""
+    return {"verb": "update", "group": GROUP, "resource": "runtimerollouts", "subresource": "approve",
+            "name": rollout_name}
 
 
 def short_hex(digest: str) -> str:
@@ -192,6 +199,16 @@ class Acknowledgement:
 
 
 @dataclass(frozen=True)
+class Override:
+    """Policies a user overrode (`--override`), recorded in the write of the action they overrode."""
+
+    user: str
+    action: str  # approve | revoke | acknowledge
+    policies: tuple[str, ...]
+    time: datetime
+
+
+@dataclass(frozen=True)
 class Step:
     """A step of the rollout: what the spec plans, with the state the status reports."""
 
@@ -244,6 +261,8 @@ class Rollout:
     # whole list, and the CRD rule requires existing entries to stay unchanged.
     stored_acknowledgements: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
     created: datetime | None = None  # metadata.creationTimestamp
+    overrides: tuple[Override, ...] = ()
+    stored_overrides: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)  # as above
 
     @property
     def ended(self) -> bool:
@@ -287,6 +306,11 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
     for item in spec.items("acknowledgements"):
         k = r.sub(item, f"{r.what}: spec.acknowledgements[]")
         acks.append(Acknowledgement(k.text("release"), k.text("user"), _required_time(k, "time")))
+    overrides = []
+    for item in spec.items("overrides"):
+        o = r.sub(item, f"{r.what}: spec.overrides[]")
+        names = tuple(n for n in o.items("policies") if isinstance(n, str))
+        overrides.append(Override(o.text("user"), o.text("action"), names, _required_time(o, "time")))
     return Rollout(
         name=r.text("metadata.name"),
         resource_version=r.text("metadata.resourceVersion"),
@@ -311,6 +335,8 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
         awaiting_release=status.text("awaitingRelease"),
         stored_acknowledgements=tuple(spec.items("acknowledgements")),
         created=r.time("metadata.creationTimestamp"),
+        overrides=tuple(overrides),
+        stored_overrides=tuple(spec.items("overrides")),
     )
 
 
@@ -348,6 +374,14 @@ def revocation_patch(rollout: Rollout, revocation: Revocation) -> dict[str, Any]
 def acknowledgement_patch(rollout: Rollout, ack: Acknowledgement) -> dict[str, Any]:
     entry = {"release": ack.release, "user": ack.user, "time": format_time(ack.time)}
     return _conditional(rollout, {"acknowledgements": [*rollout.stored_acknowledgements, entry]})
+
+
+def with_override(rollout: Rollout, patch: dict[str, Any], override: Override) -> dict[str, Any]:
+    """`patch` (an approval, revocation or acknowledgement) that also records `override`: one write."""
+    entry = {"user": override.user, "action": override.action, "policies": list(override.policies),
+             "time": format_time(override.time)}
+    spec = {**patch.get("spec", {}), "overrides": [*rollout.stored_overrides, entry]}
+    return {**patch, "spec": spec}
 
 
 # -- the runtime and its plans ---------------------------------------------------------------
@@ -438,6 +472,27 @@ class ComponentAssessment:
 class AssessmentReport:
     components: tuple[ComponentAssessment, ...]
     summary: str
+
+
+class ComponentVerdict(NamedTuple):
+    component: str
+    verdict: str  # safe | manual | blocked | unknown | unversioned
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """AICR's report for a rollout, as far as it could be verified: what approval policies see.
+
+    `status` is the one `describe -o json` shows: `none` (the rollout records
+    no report), `verified`, `unverified` (the content does not match the
+    recorded digest), `invalid` (matches, but is not a report), `missing`
+    (recorded, not found) or `unavailable` (could not be read). `components`
+    holds the verdicts of a verified report only.
+    """
+
+    status: str
+    digest: str | None = None
+    components: tuple[ComponentVerdict, ...] = ()
 
 
 def report_text(configmap: Mapping[str, Any]) -> str | None:

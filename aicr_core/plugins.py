@@ -1,8 +1,9 @@
 """Find plugins through stevedore's entry-point cache; import only what is used.
 
-Three groups (see setup.cfg): `aicr.commands`, `aicr.renderers`, `aicr.policies`.
-Our own commands and renderers are registered there too, exactly as a site
-package registers its own.
+Four groups (see setup.cfg): `aicr.commands`, `aicr.renderers`,
+`aicr.policies`, and `aicr.layouts` (the text layout of a result kind). Our
+own plugins are registered there too, exactly as a site package registers its
+own.
 
 Listing a group reads entry-point metadata only (stevedore caches it per
 sys.path), so start-up does not grow with every plugin installed. A name that
@@ -24,7 +25,8 @@ from aicr_core.errors import AicrError, Code
 COMMANDS = "aicr.commands"
 RENDERERS = "aicr.renderers"
 POLICIES = "aicr.policies"
-GROUPS = (COMMANDS, RENDERERS, POLICIES)
+LAYOUTS = "aicr.layouts"
+GROUPS = (COMMANDS, RENDERERS, POLICIES, LAYOUTS)
 
 
 @dataclass(frozen=True)

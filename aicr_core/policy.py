@@ -1,109 +1,401 @@
-"""Load approval policies one by one and reach a verdict that fails closed.
+"""The approval policy engine: load policies one by one, set them up from the policy file, decide, fail closed.
 
-pluggy's own `load_setuptools_entrypoints` stops at the first broken plugin
-and a misspelt hook would be ignored silently; an approval gate must instead
-know about every policy that did not load and refuse. So policies are loaded
-by this loop, and each plugin's hook is called separately (through
-`subset_hook_caller`) so that one that raises is named and the others still
-run: the verdict lists every violation, in an order that does not depend on
-registration order.
+Three steps, each usable on its own (the CLI and an admission webhook share them):
+
+1. `load_policies()` imports every `aicr.policies` entry point, one at a time:
+   pluggy's own `load_setuptools_entrypoints` stops at the first broken
+   plugin and a misspelt hook would be ignored silently, whereas an approval
+   gate must know about every policy that did not load and refuse.
+2. `PolicyEngine.build(loaded, text, source)` applies the cluster's policy file
+   (its text, or None when there is none): which policies are active, in which
+   mode, with which settings. It never raises for a bad file or a missing
+   required plugin; it remembers the problems and refuses every decision.
+3. `engine.decide(action, rollout=..., user=..., context=..., <proposed>=...)`
+   calls each active policy's hook separately (through `subset_hook_caller`),
+   so one that raises is named and the others still run, and returns a
+   `Decision`: one `Outcome` per policy, and `refusal()`, the error the
+   action must fail with (or None). The verdict never depends on call order.
+
+No Kubernetes I/O happens here: the caller reads the policy file and the
+objects its own way.
 """
 from __future__ import annotations
 
-import argparse
-from collections.abc import Mapping
+import dataclasses
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from datetime import datetime
+from typing import Any
 
 import pluggy
 
-from aicr_core import hookspecs, plugins
+from aicr_core import clock, hookspecs, policy_file
 from aicr_core.errors import AicrError, Code
 
-hookimpl = pluggy.HookimplMarker("aicr")
+# Re-exported: policies written before aicr_core.plugin existed import these from here.
+from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
+from aicr_core.plugins import POLICIES, PluginGroup, PluginInfo, distribution_and_version
+
+__all__ = ["ACTIONS", "Allow", "Decision", "Identity", "LoadedPolicies", "Outcome", "PolicyContext",
+           "PolicyEngine", "PolicySetup", "Verdict", "Violation", "hookimpl", "load_policies", "policy_set"]
+
+# action -> the hook that decides it
+ACTIONS = {"approve": "aicr_pre_approve", "revoke": "aicr_pre_revoke", "acknowledge": "aicr_pre_acknowledge"}
+
+# What a policy plugin may declare (documented in hookspecs.py).
+SETTINGS_MODEL = "SETTINGS_MODEL"
+INACTIVE_UNTIL_CONFIGURED = "INACTIVE_UNTIL_CONFIGURED"
+
+ALLOW, DENY, WARN, OVERRIDDEN, ERROR = "allow", "deny", "warn", "overridden", "error"
 
 
-@dataclass(frozen=True, order=True)
-class Violation:
-    """One reason a policy refuses: which policy, and what it says."""
-
-    policy: str
-    message: str
-
-
-Verdict = Union[None, Violation, list[Violation], tuple[Violation, ...]]
-
-
-@dataclass(frozen=True)
-class PolicyContext:
-    """What a policy may want beyond the objects: the command and its flags."""
-
-    command: str
-    flags: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_args(cls, command: str, args: argparse.Namespace) -> PolicyContext:
-        return cls(command, dict(vars(args)))
-
+# -- 1. loading --------------------------------------------------------------------------------
 
 @dataclass
-class PolicySet:
+class LoadedPolicies:
+    """The installed policy plugins, by entry-point name, and those that failed to load."""
+
     manager: pluggy.PluginManager
-    names: list[str]
+    plugins: dict[str, object]
     failures: dict[str, str]  # policy name -> why it did not load
+    infos: dict[str, PluginInfo] = field(default_factory=dict)  # empty for in-memory sets
 
-    def check(self, hook: str, **kwargs: Any) -> None:
-        """Run every implementation of `hook`; refuse on any violation or failure."""
-        if self.failures:
-            raise AicrError(Code.POLICY_ERROR, "policy plugins failed to load; refusing (fail closed)",
-                            [f"{name}: {why}" for name, why in sorted(self.failures.items())])
-        violations: list[Violation] = []
-        errors: list[str] = []
-        for name in self.names:
-            plugin = self.manager.get_plugin(name)
-            others = [p for p in self.manager.get_plugins() if p is not plugin]
-            caller = self.manager.subset_hook_caller(hook, remove_plugins=others)
-            try:
-                answers = caller(**kwargs)
-            except Exception as err:  # noqa: BLE001 - a raising policy refuses, it never crashes us
-                errors.append(f"{name}: raised {type(err).__name__}: {err}")
-                continue
-            for answer in answers:
-                found, bad = _violations(answer)
-                violations += found
-                if bad:
-                    errors.append(f"{name}: returned {bad}, not a Violation")
-        if errors:
-            raise AicrError(Code.POLICY_ERROR, "a policy failed; refusing (fail closed)", sorted(errors))
-        if violations:
-            raise AicrError(Code.POLICY_DENIED, f"{len(violations)} policy violation(s); nothing was written",
-                            [f"{v.policy}: {v.message}" for v in sorted(violations)])
+    def distribution(self, name: str) -> tuple[str, str]:
+        """(distribution, version) that provides policy `name`."""
+        info = self.infos.get(name)
+        return distribution_and_version(info) if info else ("unknown", "")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.plugins or name in self.failures
 
 
-def _violations(answer: Any) -> tuple[list[Violation], str | None]:
-    if answer is None:
-        return [], None
-    items = list(answer) if isinstance(answer, (list, tuple)) else [answer]
-    bad = [type(i).__name__ for i in items if not isinstance(i, Violation)]
-    return [i for i in items if isinstance(i, Violation)], (", ".join(bad) or None)
-
-
-def load_policies() -> PolicySet:
-    """Every plugin of the `aicr.policies` group, loaded one at a time."""
+def _manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager("aicr")
     manager.add_hookspecs(hookspecs)
-    group = plugins.PluginGroup(plugins.POLICIES)
-    names, failures = [], {}
+    return manager
+
+
+def load_policies() -> LoadedPolicies:
+    """Every plugin of the `aicr.policies` group, loaded one at a time."""
+    manager = _manager()
+    group = PluginGroup(POLICIES)
+    loaded: dict[str, object] = {}
+    failures: dict[str, str] = {}
+    infos: dict[str, PluginInfo] = {}
     for name in group.names():
+        infos[name] = group.infos(name)[0]
         try:
-            manager.register(group.load(name), name=name)
-            names.append(name)
+            plugin = group.load(name)
+            manager.register(plugin, name=name)
+            loaded[name] = plugin
         except AicrError as err:
             failures[name] = err.message
         except Exception as err:  # noqa: BLE001 - pluggy rejects bad hookimpl signatures here
             failures[name] = f"{type(err).__name__}: {err}"
+    _check_pending(manager, loaded, failures)
+    return LoadedPolicies(manager, loaded, failures, infos)
+
+
+def policy_set(policies: Mapping[str, object]) -> LoadedPolicies:
+    """Policies given as objects rather than entry points (tests, the site authors' kit)."""
+    manager = _manager()
+    loaded: dict[str, object] = {}
+    failures: dict[str, str] = {}
+    for name, plugin in policies.items():
+        try:
+            manager.register(plugin, name=name)
+            loaded[name] = plugin
+        except Exception as err:  # noqa: BLE001 - as in load_policies
+            failures[name] = f"{type(err).__name__}: {err}"
+    _check_pending(manager, loaded, failures)
+    return LoadedPolicies(manager, loaded, failures)
+
+
+def _check_pending(manager: pluggy.PluginManager, loaded: dict[str, object], failures: dict[str, str]) -> None:
+    """A hook name we do not know (a typo such as aicr_pre_aprove) makes that plugin a failure."""
+    while True:
+        try:
+            manager.check_pending()
+            return
+        except pluggy.PluginValidationError as err:
+            name = manager.get_name(err.plugin) or repr(err.plugin)
+            failures[name] = str(err)
+            loaded.pop(name, None)
+            manager.unregister(err.plugin)
+
+
+# -- 2. setting up from the policy file -------------------------------------------------------
+
+@dataclass(frozen=True)
+class PolicySetup:
+    """One installed policy as the policy file sets it up."""
+
+    name: str
+    active: bool
+    why: str  # in words: configured, installed, or inactive until configured
+    mode: str = "enforce"
+    overridable: bool = False
+    settings: Any = field(default_factory=dict)
+    configured: bool = False
+
+
+class PolicyEngine:
+    def __init__(self, loaded: LoadedPolicies, setups: list[PolicySetup], problems: list[str],
+                 source: str | None, digest: str | None) -> None:
+        self.loaded = loaded
+        self.setups = {s.name: s for s in setups}
+        self.problems = problems  # the policy file's, each "key.path: what is wrong"
+        self.source = source  # where the file is, or was looked for
+        self.digest = digest  # sha256 of its text; None when there is no file
+        self._callers: dict[tuple[str, str], Any] = {}
+
+    @classmethod
+    def build(cls, loaded: LoadedPolicies, text: str | None, source: str | None) -> PolicyEngine:
+        """Apply the policy file `text` (None: there is none) read from `source` (for messages)."""
+        parsed = policy_file.parse(text, source or "(policy file)") if text is not None else policy_file.ParsedFile()
+        problems = list(parsed.problems)
+        digest = None if text is None else "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        configured = parsed.policies
+        for name in sorted(configured):
+            if name not in loaded:
+                installed = ", ".join(sorted(loaded.plugins)) or "none"
+                problems.append(f"policies.{name}: no installed policy plugin is named {name!r} "
+                                f"(installed: {installed})")
+        problems += _unmet_requirements(loaded, parsed.required)
+        setups = []
+        for name, plugin in sorted(loaded.plugins.items()):
+            setup, trouble = _setup(name, plugin, configured.get(name), source or "(policy file)")
+            setups.append(setup)
+            problems += trouble
+        return cls(loaded, setups, problems, source, digest)
+
+    def active(self) -> list[PolicySetup]:
+        return [s for s in sorted(self.setups.values(), key=lambda s: s.name) if s.active]
+
+    def setup(self, name: str) -> PolicySetup | None:
+        return self.setups.get(name)
+
+    def errors(self) -> AicrError | None:
+        """Why every decision is refused before any policy runs (load failures, a bad file), if so."""
+        failures = [f"{name}: {why}" for name, why in sorted(self.loaded.failures.items())]
+        if failures:
+            return AicrError(Code.POLICY_ERROR, "policy plugins failed to load; refusing (fail closed)",
+                             failures + self.problems)
+        if self.problems:
+            return policy_file.PolicyFileError(self.source or "(policy file)", self.problems).as_error()
+        return None
+
+    def wants(self, action: str, argument: str) -> bool:
+        """Does an active policy's hook for `action` declare `argument`? (Read costly facts only then.)"""
+        hook = getattr(self.loaded.manager.hook, ACTIONS[action])
+        active = {s.name for s in self.active()}
+        return any(argument in impl.argnames for impl in hook.get_hookimpls() if impl.plugin_name in active)
+
+    # -- 3. deciding --------------------------------------------------------------------------
+
+    def decide(self, action: str, *, rollout: Any, user: hookspecs.Identity, context: PolicyContext,
+               overrides: Iterable[str] = (), **proposed: Any) -> Decision:
+        """Run every active policy's hook for `action`; `proposed` is the object about to be written."""
+        if action not in ACTIONS:
+            raise ValueError(f"unknown action {action!r}")
+        hook = ACTIONS[action]
+        now = context.now or clock.now()
+        arguments = {"rollout": rollout, "user": user, **proposed}
+        for name in getattr(self.loaded.manager.hook, hook).spec.argnames:
+            arguments.setdefault(name, None)  # arguments a caller does not have (yet): None, never missing
+        decision = Decision(action, now, self.source, self.digest, self.errors())
+        if decision.error is not None:
+            return decision  # refused whatever the policies say; running them on broken settings shows nothing
+        implementers = {impl.plugin_name for impl in getattr(self.loaded.manager.hook, hook).get_hookimpls()}
+        setups = [s for s in self.active() if s.name in implementers]  # a policy with nothing to say is no line
+        for setup in setups:
+            arguments["context"] = dataclasses.replace(context, settings=setup.settings, now=now)
+            decision.outcomes.append(self._run(setup, hook, arguments))
+        decision.apply_overrides(sorted(set(overrides)), {s.name: s for s in setups})
+        return decision
+
+    def _run(self, setup: PolicySetup, hook: str, arguments: dict[str, Any]) -> Outcome:
+        outcome = Outcome(setup.name, setup.mode, setup.overridable)
+        caller = self._caller(setup.name, hook)
+        try:
+            answers = caller(**arguments)
+        except Exception as err:  # noqa: BLE001 - a raising policy refuses, it never crashes us
+            outcome.verdict, outcome.error = ERROR, f"{setup.name}: raised {type(err).__name__}: {err}"
+            return outcome
+        junk: list[str] = []
+        for answer in answers:
+            items = list(answer) if isinstance(answer, (list, tuple)) else [answer]
+            for item in items:
+                if isinstance(item, Violation):
+                    outcome.violations.append(item)
+                elif isinstance(item, Allow):
+                    outcome.notes.append(item)
+                elif item is not None:
+                    junk.append(type(item).__name__)
+        if junk:
+            outcome.verdict = ERROR
+            outcome.error = f"{setup.name}: returned {', '.join(junk)}, not a Violation"
+        elif outcome.violations:
+            outcome.verdict = WARN if setup.mode == "warn" else DENY
+        return outcome
+
+    def _caller(self, name: str, hook: str) -> Callable[..., list[Any]]:
+        key = (name, hook)
+        if key not in self._callers:
+            manager = self.loaded.manager
+            plugin = manager.get_plugin(name)
+            others = [p for p in manager.get_plugins() if p is not plugin]
+            self._callers[key] = manager.subset_hook_caller(hook, remove_plugins=others)
+        return self._callers[key]
+
+
+def _setup(name: str, plugin: object, entry: policy_file.PolicyEntry | None,
+           source: str) -> tuple[PolicySetup, list[str]]:
+    model = getattr(plugin, SETTINGS_MODEL, None)
+    if model is not None and not (isinstance(model, type) and issubclass(model, policy_file.BaseModel)):
+        return PolicySetup(name, True, "broken"), [f"policies.{name}: the plugin's {SETTINGS_MODEL} "
+                                                  "is not a pydantic model (a bug in the plugin)"]
+    if entry is None:
+        if getattr(plugin, INACTIVE_UNTIL_CONFIGURED, False):
+            return PolicySetup(name, False, "inactive until the policy file configures it"), []
+        why = "installed (an installed policy is active; the policy file does not list it)"
+        raw: Mapping[str, Any] = {}
+        mode, overridable, configured = "enforce", False, False
+    else:
+        why = f"configured in {source}"
+        raw, mode, overridable, configured = entry.settings, entry.mode, entry.overridable, True
     try:
-        manager.check_pending()  # a hook name we do not know: a typo such as aicr_pre_aprove
-    except pluggy.PluginValidationError as err:
-        failures[manager.get_name(err.plugin) or repr(err.plugin)] = str(err)
-    return PolicySet(manager, names, failures)
+        settings = policy_file.validate_settings(model, raw, source, name) if model else dict(raw)
+    except policy_file.PolicyFileError as err:
+        return PolicySetup(name, True, why, mode, overridable, None, configured), err.problems
+    return PolicySetup(name, True, why, mode, overridable, settings, configured), []
+
+
+def _unmet_requirements(loaded: LoadedPolicies, required: list[policy_file.Requirement]) -> list[str]:
+    from packaging.version import InvalidVersion, Version
+
+    problems = []
+    for i, need in enumerate(required):
+        where = f"required[{i}]"
+        if need.name not in loaded:
+            problems.append(f"{where}: required policy plugin {need.name!r} is not installed")
+            continue
+        if need.distribution is None and need.min_version is None:
+            continue
+        distribution, version = loaded.distribution(need.name)
+        if need.distribution is not None and _normal(distribution) != _normal(need.distribution):
+            problems.append(f"{where}: policy {need.name!r} comes from {distribution}, "
+                            f"not from the required {need.distribution}")
+            continue
+        if need.min_version is not None:
+            try:
+                too_old = Version(version) < Version(need.min_version)
+            except InvalidVersion:
+                too_old = True
+            if too_old:
+                problems.append(f"{where}: policy {need.name!r} is {distribution} {version or '(no version)'}; "
+                                f"at least {need.min_version} is required")
+    return problems
+
+
+def _normal(distribution: str) -> str:
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+# -- the decision -------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    """What one policy said: `allow`, `deny`, `warn`, `overridden` or `error`."""
+
+    policy: str
+    mode: str
+    overridable: bool
+    verdict: str = ALLOW
+    violations: list[Violation] = field(default_factory=list)
+    notes: list[Allow] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def messages(self) -> list[str]:
+        if self.error:
+            return [self.error]
+        return [v.message for v in sorted(self.violations)] or [n.message for n in sorted(self.notes) if n.message]
+
+    @property
+    def facts(self) -> dict[str, str]:
+        facts: dict[str, str] = {}
+        items: list[Allow | Violation] = [*self.notes, *self.violations]
+        for item in items:
+            facts.update({str(k): str(v) for k, v in item.facts.items()})
+        return facts
+
+
+@dataclass
+class Decision:
+    action: str
+    now: datetime
+    source: str | None
+    digest: str | None
+    error: AicrError | None  # the engine's own (load failures, a bad policy file)
+    outcomes: list[Outcome] = field(default_factory=list)
+    override_problems: list[str] = field(default_factory=list)
+
+    def apply_overrides(self, names: list[str], setups: Mapping[str, PolicySetup]) -> None:
+        by_name = {o.policy: o for o in self.outcomes}
+        for name in names:
+            outcome = by_name.get(name)
+            if outcome is None:
+                self.override_problems.append(f"--override {name}: no active policy of that name decides {self.action}")
+            elif outcome.verdict == DENY and setups[name].overridable:
+                outcome.verdict = OVERRIDDEN
+            elif outcome.verdict == DENY:
+                self.override_problems.append(f"--override {name}: the policy is not overridable")
+            else:
+                self.override_problems.append(f"--override {name}: the policy did not refuse ({outcome.verdict})")
+
+    @property
+    def overridden(self) -> list[str]:
+        return [o.policy for o in self.outcomes if o.verdict == OVERRIDDEN]
+
+    def refusal(self) -> AicrError | None:
+        """The error the action fails with, or None when it may go ahead."""
+        if self.error is not None:
+            return self.error
+        failed = sorted(o.error for o in self.outcomes if o.verdict == ERROR and o.error)
+        if failed:
+            return AicrError(Code.POLICY_ERROR, "a policy failed; refusing (fail closed)", failed)
+        denials = sorted(v for o in self.outcomes if o.verdict == DENY for v in o.violations)
+        if denials:
+            return AicrError(Code.POLICY_DENIED, f"{len(denials)} policy violation(s); nothing was written",
+                             [f"{v.policy}: {v.message}" for v in denials] + self.override_problems)
+        if self.override_problems:
+            return AicrError(Code.POLICY_DENIED, "override refused; nothing was written", self.override_problems)
+        return None
+
+    def warnings(self) -> list[str]:
+        """`<policy>: <message>` of each violation that did not refuse (warn mode, or overridden)."""
+        lines = []
+        for o in self.outcomes:
+            if o.verdict in (WARN, OVERRIDDEN):
+                suffix = " (overridden)" if o.verdict == OVERRIDDEN else ""
+                lines += [f"{v.policy}: {v.message}{suffix}" for v in sorted(o.violations)]
+        return lines
+
+    def record(self) -> dict[str, Any]:
+        """The decision as plain data (`policy check -o json`), for a site to archive."""
+        refusal = self.refusal()
+        return {
+            "action": self.action,
+            "time": clock.format_time(self.now),
+            "policyFile": {"source": self.source, "found": self.digest is not None, "digest": self.digest},
+            "allowed": refusal is None,
+            "code": str(refusal.code) if refusal else None,
+            "message": refusal.message if refusal else None,
+            "errors": list(self.error.details) if self.error else [],
+            "overrideProblems": list(self.override_problems),
+            "policies": [{"name": o.policy, "mode": o.mode, "overridable": o.overridable, "verdict": o.verdict,
+                          "messages": o.messages, "facts": o.facts} for o in self.outcomes],
+        }

@@ -7,6 +7,9 @@ stable keys, so `-o json` and `-o yaml` are a contract for scripts.
 A command that follows something over time (a watch) returns a `Stream`
 instead: the core renders each `Result` as it arrives and writes each
 `Progress` line to stderr, so the command still never prints.
+
+`exit_code` is for a command whose answer is "no" but still a result to print
+(`policy check` of an action that would be refused: 1); it is not part of the data.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from typing import Any, Union
 class Result:
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+    exit_code: int = 0
     # The objects the result is about, as `resource.group/name` references: what `-o name` prints.
     names: tuple[str, ...] = ()
     # One-line warnings for the person at the terminal: written to stderr as `warning: ...`

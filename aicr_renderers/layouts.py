@@ -1,6 +1,7 @@
 """Text layouts of the built-in result kinds, one function each (like kubectl's describe printers).
 
-Each takes the result's data and returns lines. The strings in quotes in
+Each takes the result's data and returns lines; setup.cfg registers each under
+`aicr.layouts` by its kind, as a site package registers its own. The strings in quotes in
 ../shared/spec/cli.md are the upstream plugin's and are matched exactly.
 """
 from __future__ import annotations
@@ -12,9 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from aicr_core import clock
+from aicr_core.lines import fields, table, value
 from aicr_core.terminal import safe
 from aicr_renderers import durations
-from aicr_renderers.text import Layout, fields, table, value
+from aicr_renderers.policy_layouts import policy_file_text
 
 HELP_WIDTH = 100  # columns of `help COMMAND`; flag descriptions wrap there
 
@@ -31,6 +33,7 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
         ("Outcome", value(d.get("outcome"))),
         ("Deadline", value(d.get("deadline"))),
         ("Approval", approval_text(d.get("approval") or {})),
+        *([("Overrides", overrides_text(d["overrides"]))] if d.get("overrides") else []),
         ("Message", value(d.get("message"))),
         ("Inventory", f"{value(inventory.get('releases'), '0')} releases, {value(inventory.get('digest'))}"),
     ])
@@ -75,6 +78,12 @@ def approval_text(a: dict[str, Any], brief: bool = False) -> str:
     if a.get("required"):
         return "pending" if brief else "required, pending"
     return "not required"
+
+
+def overrides_text(overrides: list[dict[str, Any]]) -> str:
+    """`change-window by alice at approve (2026-11-30T10:00:00Z)`, one per override, `; ` between."""
+    return "; ".join(f"{', '.join(value(p) for p in o.get('policies') or [])} by {value(o.get('user'))} "
+                     f"at {value(o.get('action'))} ({value(o.get('time'))})" for o in overrides)
 
 
 def step_state(state: Any) -> str:
@@ -283,26 +292,8 @@ def command_help(d: dict[str, Any]) -> list[str]:
 
 def plugin_list(d: dict[str, Any]) -> list[str]:
     rows = [[value(p.get("group")), value(p.get("name")), value(p.get("distribution")), value(p.get("version")),
+             value(p.get("active")), value(p.get("mode")),
              value(p.get("status")) + (f": {value(p.get('error'))}" if p.get("error") else "")]
             for p in d.get("plugins") or []]
-    return table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "STATUS"], rows, indent="")
-
-
-LAYOUTS: dict[str, Layout] = {
-    "RolloutDescription": rollout_description,
-    "Approval": approval,
-    "Revocation": revocation,
-    "Acknowledgement": acknowledgement,
-    "Reproduction": reproduction,
-    "Help": help_overview,
-    "CommandHelp": command_help,
-    "PluginList": plugin_list,
-    "RolloutList": rollout_list,
-    "ConditionMet": condition_met,
-    "Version": version,
-}
-
-# `-o wide`: kinds with more columns; any other kind prints as with `-o text`.
-WIDE_LAYOUTS: dict[str, Layout] = {
-    "RolloutList": rollout_list_wide,
-}
+    lines = table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows, indent="")
+    return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]

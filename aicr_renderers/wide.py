@@ -1,11 +1,18 @@
-"""`-o wide`: the text output with more columns, for the kinds that have them (kubectl's habit)."""
+"""`-o wide`: the text output with more columns, for the kinds that have them (kubectl's habit).
+
+A kind's wide layout is registered under `aicr.layouts` as `<Kind>-wide`
+(`RolloutList-wide`); a kind without one prints as with `-o text`.
+"""
 from __future__ import annotations
 
-from aicr_renderers.text import Layout, TextRenderer
+from aicr_core import plugins
+from aicr_core.lines import Layout
+from aicr_renderers.text import TextRenderer, find_layout
+
+WIDE = "-wide"
 
 
 class WideRenderer(TextRenderer):
     def layout(self, kind: str) -> Layout:
-        from aicr_renderers.layouts import WIDE_LAYOUTS
-
-        return WIDE_LAYOUTS.get(kind) or super().layout(kind)
+        group = plugins.PluginGroup(plugins.LAYOUTS)
+        return group.load(kind + WIDE) if kind + WIDE in group else find_layout(kind)

@@ -11,7 +11,8 @@ Targets (issue 7, "Performance target, restated"):
   - its peak RSS within 1.2x of `kubectl get runtimerollout NAME -o yaml`'s;
   - `kubectl-aicr help` within 1.8x of `kubectl version --client`;
   - describe of a 64-step rollout with a ~0.9 MiB report within 1.2x of a small one (time and RSS).
-kubectl's own ratios are printed beside ours.
+kubectl's own ratios are printed beside ours. Without a target: approve with every built-in
+approval policy active beside approve with no policy file (what the policy engine costs).
 
     .venv/bin/python bench/bench.py [--runs N] [--no-cluster]
 """
@@ -28,6 +29,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -192,8 +194,50 @@ def cluster(runs: int, aicr_bin: Path, kubectl: str, env: dict[str, str]) -> Non
                                stdout=subprocess.DEVNULL)
                 lines = log.read_text().splitlines()
                 print(f"  API requests by {label}: {len(lines)} ({', '.join(line.split()[0] for line in lines)})")
+        policies(runs, aicr, plane, seed, env)
     finally:
         plane.stop()
+
+
+def policies(runs: int, aicr: str, plane: Any, seed: Any, env: dict[str, str]) -> None:
+    """approve with no policy file beside approve with every built-in policy active (no target).
+
+    Side by side in one run: the policy file (examples/approval-policy.yaml, made to pass) lives in
+    a second operator namespace, chosen with --operator-namespace; the admin approves, since only
+    approvers of aicr-system may read ConfigMaps elsewhere.
+    """
+    import yaml
+
+    import testbed
+
+    namespace = "aicr-bench-policies"
+    doc = yaml.safe_load((ROOT / "examples" / "approval-policy.yaml").read_text())
+    del doc["required"], doc["policies"]["change-ticket"]  # the site example is not installed here
+    doc["policies"]["change-window"].update(  # a window around the clock, so that every approval passes
+        windows=[{"days": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], "from": "00:00", "to": "24:00"}],
+        blackouts=[], expiryWithinWindow=False)
+    doc["policies"]["approver-groups"]["approve"] = doc["policies"]["crd-changes"]["groups"] = ["system:masters"]
+    plane.kubectl("create", "namespace", namespace)
+    plane.kubectl("create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "ConfigMap", "data": {"policy.yaml": yaml.safe_dump(doc)},
+        "metadata": {"name": "aicr-approval-policy", "namespace": namespace}}))
+    report = json.dumps(testbed.SAMPLE_REPORT)
+    admin = dict(env, KUBECONFIG=str(plane.kubeconfig_for("admin")))
+    admin_seed = testbed.Seeder(plane, user="admin")  # the operator's role covers aicr-system only
+    got = measure(runs, {
+        "kubectl-aicr approve (no policy file)":
+            lambda: [aicr, "approve", seed.rollout(report=report), "--reason", "CHG-1 bench"],
+        "kubectl-aicr approve (7 built-in policies active)":
+            lambda: [aicr, "approve", admin_seed.rollout(report=report, namespace=namespace), "--reason", "CHG-1 bench",
+                     "--operator-namespace", namespace],
+    }, admin)
+    print(f"\nApproval policies, fresh rollouts with a verified report, median of {runs} runs (wall time, peak RSS):")
+    for name, s in got.items():
+        print(f"  {name:<58} {s.seconds * 1000:>7.1f} ms {s.peak_kib / 1024:>6.1f} MiB")
+    without = got["kubectl-aicr approve (no policy file)"]
+    with_ = got["kubectl-aicr approve (7 built-in policies active)"]
+    print(row("approve with the pack / without a policy file (time)", with_.seconds, without.seconds, None))
+    print(row("approve with the pack / without a policy file (peak RSS)", with_.peak_kib, without.peak_kib, None))
 
 
 def main() -> None:

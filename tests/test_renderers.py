@@ -73,6 +73,9 @@ STATES = {
     "revoked": {"approval": {"user": "alice", "expires": "2026-11-30T02:00:00Z", "reason": "Maintenance window"},
                 "revocation": {"user": "bob", "time": "2026-11-29T23:00:00Z", "reason": "not checkpointed"},
                 "status": {"phase": "Ended", "outcome": "Revoked"}},
+    "overridden": {"approval": {"user": "alice", "expires": "2026-11-30T02:00:00Z", "reason": "CHG-1 hotfix"},
+                   "overrides": [{"user": "alice", "action": "approve", "policies": ["change-window", "max-approval"],
+                                  "time": "2026-11-29T21:00:00Z"}]},
     "initial-install": {"from": None},
     "not-required": {"approvalRequired": False, "status": {"phase": "Progressing"},
                      "acknowledgements": [{"release": "nvsentinel", "user": "alice", "time": "2026-11-29T22:00:00Z"}]},
@@ -175,7 +178,8 @@ def test_the_describe_document_keeps_its_documented_keys() -> None:
     """docs/output.md promises these keys to scripts; changing them is a breaking change."""
     data = describe_result(**STATES["approved"]).data
     compare(list(data), expected=["rollout", "runtimeUID", "transition", "phase", "outcome", "deadline", "approval",
-                                  "message", "inventory", "steps", "assessment", "records", "acknowledgements"])
+                                  "message", "inventory", "steps", "assessment", "records", "acknowledgements",
+                                  "overrides"])
     compare(list(data["approval"]), expected=["required", "user", "expires", "reason", "revocation"])
     compare(list(data["steps"][0]), expected=["release", "operation", "assessment", "changesCRDs", "state", "message"])
     documented = (Path(__file__).parent.parent / "docs" / "output.md").read_text()

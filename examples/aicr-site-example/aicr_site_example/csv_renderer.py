@@ -5,9 +5,7 @@ import csv
 import json
 from typing import TextIO
 
-from aicr_core.renderer import Renderer
-from aicr_core.result import Result
-from aicr_core.terminal import safe
+from aicr_core.plugin import Renderer, Result, safe
 
 
 class CsvRenderer(Renderer):

@@ -1,17 +1,31 @@
-"""Pre-approve policy: a change ticket such as CHG-1234, in the reason or given with --ticket."""
+"""Pre-approve policy `change-ticket`: the approval must cite a change ticket (CHG-1234).
+
+The ticket is taken from `--ticket` (a flag this package adds to approve) or
+from the reason. Under `admission` (the webhook) there are no flags, so only
+the reason counts there: a policy that reads a flag decides what it does
+without it. The ticket prefix is a setting in the cluster's policy file:
+
+    policies:
+      change-ticket:
+        prefix: INC        # default CHG
+"""
 from __future__ import annotations
 
 import re
 
-from aicr_core.operator_api import Approval
-from aicr_core.policy import PolicyContext, Violation, hookimpl
+from aicr_core.plugin import Allow, Approval, PolicyContext, Violation, hookimpl
 
-TICKET = re.compile(r"\bCHG-\d+\b")
+NAME = "change-ticket"
 
 
 @hookimpl
-def aicr_pre_approve(approval: Approval, context: PolicyContext) -> Violation | None:
-    ticket = context.flags.get("ticket") or ""
-    if TICKET.search(approval.reason) or TICKET.fullmatch(ticket):
-        return None
-    return Violation("change-ticket", f"the reason must cite a change ticket (CHG-1234): {approval.reason!r}")
+def aicr_pre_approve(approval: Approval, context: PolicyContext) -> Violation | Allow:
+    prefix = str(context.settings.get("prefix", "CHG"))
+    ticket = re.compile(rf"\b{re.escape(prefix)}-\d+\b")
+    flag = "" if context.command == "admission" else str(context.flags.get("ticket") or "")
+    facts = {"prefix": prefix, "ticket": flag or "(none)"}
+    if ticket.fullmatch(flag):
+        return Allow(NAME, f"--ticket {flag}", facts)
+    if ticket.search(approval.reason):
+        return Allow(NAME, "the reason cites a ticket", facts)
+    return Violation(NAME, f"the reason must cite a change ticket ({prefix}-1234): {approval.reason!r}", facts)

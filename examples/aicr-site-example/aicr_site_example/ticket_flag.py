@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from cliff.hooks import CommandHook
+from aicr_core.plugin import CommandHook
 
 
 class TicketFlag(CommandHook):

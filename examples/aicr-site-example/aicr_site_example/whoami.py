@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_core.command import AicrCommand
-from aicr_core.result import Result
+from aicr_core.plugin import AicrCommand, Result
 
 
 class WhoAmI(AicrCommand):
@@ -27,7 +26,9 @@ class WhoAmI(AicrCommand):
     """
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        from aicr_core import kube  # imported when run, not when `help` lists commands
+        from aicr_core.plugin import (
+            connect_args,  # the Kubernetes client: loaded when run, not when `help` lists commands
+        )
 
-        me = kube.connect_args(args).whoami()  # --kubeconfig, --context and kubectl's connection flags
+        me = connect_args(args).whoami()  # --kubeconfig, --context and kubectl's connection flags
         return Result("Identity", {"username": me.username, "groups": list(me.groups)})

@@ -1,0 +1,107 @@
+"""`kubectl aicr policy check ROLLOUT` and `kubectl aicr policy validate FILE`."""
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from aicr_commands import _rollouts
+from aicr_core.command import AicrCommand
+from aicr_core.errors import UsageError
+from aicr_core.flags import check_expires
+from aicr_core.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
+    from aicr_core.hookspecs import Identity
+
+ACTIONS = ("approve", "revoke", "acknowledge")
+
+
+class Policy(AicrCommand):
+    """Explain what the approval policies say about a rollout, or validate a policy file.
+
+    policy check ROLLOUT [--action approve|revoke|acknowledge] [--reason TEXT]
+        [--expires DURATION] [--override POLICY] [--policy-file PATH]
+      Runs the command's own refusals and every active policy exactly as the
+      real command would, with the cluster's policy file (or --policy-file),
+      and writes nothing. One line per policy: allow, warn, deny, overridden
+      or error, with its message and the facts it used. Exit 1 when the real
+      command would be refused. -o json is a decision record to archive.
+      Flags that plugins add to approve (such as --ticket) are not available here.
+
+    policy validate FILE
+      Checks an ApprovalPolicy file against the schema and the installed
+      policies, as every write would: exit 0 when it is valid, else
+      [POLICY_ERROR] with the key path and what is wrong for each problem.
+    """
+
+    uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
+                            help="check a rollout, or validate a policy file")
+        parser.add_argument("target", metavar="ROLLOUT|FILE", help="check: the rollout; validate: the file")
+        parser.add_argument("--action", choices=ACTIONS, default="approve",
+                            help="policy check: the command to check (default: %(default)s)")
+
+    def take_action(self, args: argparse.Namespace) -> Result:
+        if args.subcommand == "validate":
+            return validate(args.target)
+        return check(args)
+
+
+def validate(path: str) -> Result:
+    from aicr_core.policy import PolicyEngine, load_policies
+
+    text, source = _rollouts.read_local_policy_file(path)
+    engine = PolicyEngine.build(load_policies(), text, source)
+    error = engine.errors()
+    if error is not None:
+        raise error
+    return Result("PolicyValidation", {
+        "file": source, "valid": True, "digest": engine.digest,
+        "policies": [{"name": s.name, "active": s.active, "mode": s.mode if s.active else None,
+                      "overridable": s.overridable if s.active else None, "why": s.why}
+                     for s in (engine.setups[n] for n in sorted(engine.setups))],
+    })
+
+
+def check(args: argparse.Namespace) -> Result:
+    from aicr_core import clock
+
+    try:
+        name = _rollouts.object_name(args.target)
+    except argparse.ArgumentTypeError as err:
+        raise UsageError(str(err)) from None
+    if args.action in ("approve", "revoke"):
+        _rollouts.require_reason(args, f"policy check --action {args.action}")
+    if args.action == "approve":
+        check_expires(args, clock.now())  # as approve checks it: before any API call
+    # Read the local file first: a typo in its path fails before any request.
+    local = _rollouts.read_local_policy_file(args.policy_file) if args.policy_file else None
+    cluster = _rollouts.connect(args)
+    me = cluster.whoami()
+    rollout = _rollouts.read_rollout(cluster, name)
+    proposed = proposed_write(args, rollout, me, clock.now())  # the real command's own refusals first
+    policy_file = local or _rollouts.read_policy_file(cluster, args.operator_namespace)
+    decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, **proposed)
+    record = decision.record()
+    return Result("PolicyDecision", {"rollout": rollout.name, "user": {"username": me.username,
+                                                                      "groups": list(me.groups)}, **record},
+                  exit_code=0 if record["allowed"] else 1)
+
+
+def proposed_write(args: argparse.Namespace, rollout: api.Rollout, me: Identity, now: Any) -> dict[str, Any]:
+    """What the real command would write; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
+    from aicr_commands import acknowledge, approve, revoke
+    from aicr_core import operator_api as api
+
+    if args.action == "approve":
+        expires = args.expires.delta if args.expires is not None else None
+        return {"approval": api.Approval(me.username, approve.approval_expiry(rollout, expires, now),
+                                         str(args.reason))}
+    if args.action == "revoke":
+        revoke.refuse_revocation(rollout)
+        return {"revocation": api.Revocation(me.username, now, str(args.reason))}
+    release = acknowledge.awaited_release(rollout)
+    return {"acknowledgement": api.Acknowledgement(release, me.username, now)}

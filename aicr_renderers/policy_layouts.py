@@ -1,0 +1,51 @@
+"""Text layouts of `policy check` (PolicyDecision) and `policy validate` (PolicyValidation)."""
+from __future__ import annotations
+
+from typing import Any
+
+from aicr_core.lines import table, value
+
+
+def policy_decision(d: dict[str, Any]) -> list[str]:
+    user = d.get("user") or {}
+    lines = [f"{value(d.get('action'))} {value(d.get('rollout'))} as {value(user.get('username'))} "
+             f"at {value(d.get('time'))}", f"Policy file: {policy_file_text(d.get('policyFile'))}", ""]
+    policies = d.get("policies") or []
+    if policies:
+        lines += table(["VERDICT", "POLICY", "MODE", "MESSAGE (FACTS)"], [
+            [value(p.get("verdict")), value(p.get("name")), value(p.get("mode")), outcome_text(p)]
+            for p in policies], indent="")
+    elif not d.get("errors"):
+        lines.append(f"no active policy decides {value(d.get('action'))}")
+    lines += [f"  {value(line)}" for line in [*(d.get("errors") or []), *(d.get("overrideProblems") or [])]]
+    lines.append("")
+    if d.get("allowed"):
+        lines.append(f"{value(d.get('action'))} would go ahead")
+    else:
+        lines.append(f"{value(d.get('action'))} would be refused: [{value(d.get('code'))}] {value(d.get('message'))}")
+    return lines
+
+
+def outcome_text(p: dict[str, Any]) -> str:
+    text = "; ".join(value(m) for m in p.get("messages") or []) or "-"
+    facts = p.get("facts") or {}
+    if facts:
+        text += " (" + ", ".join(f"{value(k)}: {value(v)}" for k, v in facts.items()) + ")"
+    return text
+
+
+def policy_file_text(f: dict[str, Any] | None) -> str:
+    f = f or {}
+    if f.get("error"):
+        return f"{value(f.get('source'))} not read: {value(f.get('error'))}"
+    if not f.get("found"):
+        return f"none ({value(f.get('source'))} not found): the built-in policies are inactive"
+    return f"{value(f.get('source'))} ({value(f.get('digest'))})"
+
+
+def policy_validation(d: dict[str, Any]) -> list[str]:
+    lines = [f"policy file {value(d.get('file'))} is valid ({value(d.get('digest'))})", ""]
+    lines += table(["POLICY", "ACTIVE", "MODE", "OVERRIDABLE", "WHY"], [
+        [value(p.get("name")), value(p.get("active")), value(p.get("mode")), value(p.get("overridable")),
+         value(p.get("why"))] for p in d.get("policies") or []], indent="")
+    return lines
