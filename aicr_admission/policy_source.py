@@ -93,7 +93,7 @@ class PolicySource:
             return f"denying every decided write: {_words(engine)}"
         problem = engine.errors()
         if problem is not None:
-            return f"denying every decided write: {_words(problem)}"
+            return f"denying every decided write: {_words(problem)} (file {engine.digest})"
         found = f"{engine.source} ({engine.digest})" if engine.digest else f"no {engine.source}"
         return f"deciding with {found}; active policies: {', '.join(s.name for s in engine.active()) or 'none'}"
 

@@ -74,6 +74,7 @@ class Webhook:
         self.port = testbed.free_port()
         self.log_path = self.workdir / "aicr-admission.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.restarted = False  # set by a test that restarts it differently (tests restore it afterwards)
 
     @property
     def url(self) -> str:
