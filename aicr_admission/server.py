@@ -61,6 +61,7 @@ class Request:
     headers: Mapping[str, str]
     body: bytes
     started: float  # time.monotonic() when the connection was accepted
+    received: float  # ... and when the whole request had been read (the TLS handshake and transfer before it)
 
 
 @dataclass(frozen=True)
@@ -300,7 +301,7 @@ class _Exchange(http.server.BaseHTTPRequestHandler):
             if len(body) < length:
                 return  # the client went away mid-body
         request = Request(self.command, url.path, urllib.parse.parse_qs(url.query),
-                          {k: v for k, v in self.headers.items()}, body, self.started)
+                          {k: v for k, v in self.headers.items()}, body, self.started, time.monotonic())
         try:
             response = route(request)
         except Exception as err:  # noqa: BLE001 - a bug answers 500 (the API server then applies failurePolicy)

@@ -365,3 +365,17 @@ def test_sigterm_fails_readyz_then_drains_and_exits_cleanly(webhook: Webhook, ho
     compare(hook.proc.wait(timeout=10), expected=0)
     lines = [line["msg"] for line in hook.log_lines()[-3:]]
     compare(lines[-2:], expected=["shutting down", "stopped"])
+
+
+def test_the_shipped_manifests_are_accepted_by_the_api_server(plane: testbed.ControlPlane, webhook: Webhook) -> None:
+    """Everything in manifests/admission/ but cert-manager's own kinds (no cert-manager here), server dry run."""
+    from admission_testbed import ADMISSION_MANIFESTS, manifest_documents
+
+    docs = [doc for path in sorted(ADMISSION_MANIFESTS.glob("*.yaml")) for doc in manifest_documents(path.name)
+            if not doc["apiVersion"].startswith("cert-manager.io/")]
+    assert {d["kind"] for d in docs} >= {"ServiceAccount", "Role", "RoleBinding", "Service", "Deployment",
+                                          "PodDisruptionBudget", "ValidatingWebhookConfiguration"}
+    proc = plane.kubectl("apply", "--dry-run=server", "-f", "-",
+                         input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    assert "deployment.apps/aicr-admission created (server dry run)" in proc.stdout, proc.stdout

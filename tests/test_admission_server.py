@@ -7,6 +7,7 @@ dropped within its limit AND that a worker is free again for an honest client.
 """
 from __future__ import annotations
 
+import http.server
 import json
 import socket
 import ssl
@@ -254,3 +255,28 @@ def test_a_renewed_certificate_is_served_without_a_restart(pki: dict[str, Path],
     key.write_text("half written")
     certificate._checked -= 2
     assert certificate.context() is second  # a broken pair keeps the previous context
+
+
+def test_why_not_http_server_as_it_comes(pki: dict[str, Path]) -> None:
+    """The standard library alone: on an SSL listening socket the handshake happens inside accept().
+
+    One client that connects and says nothing blocks the accept loop, so an
+    honest client cannot even complete its handshake: the reason this module
+    shakes hands in each connection's own thread, with a deadline.
+    """
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(pki["cert"]), str(pki["key"]))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    serving = threading.Thread(target=httpd.serve_forever, daemon=True)
+    serving.start()
+    silent = socket.create_connection(("127.0.0.1", httpd.server_address[1]))
+    time.sleep(0.2)
+    client = ssl.create_default_context(cafile=str(pki["ca"]))
+    raw = socket.create_connection(("127.0.0.1", httpd.server_address[1]), timeout=1.5)
+    with pytest.raises(TimeoutError):
+        client.wrap_socket(raw, server_hostname="localhost")  # blocked behind the silent one
+    raw.close()
+    silent.close()  # unblocks accept(), so that the server can be shut down
+    httpd.shutdown()
+    httpd.server_close()
