@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.flags import check_reason
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
@@ -36,9 +37,7 @@ def add_rollout_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def require_reason(args: argparse.Namespace, command: str) -> str:
-    if args.reason is None:
-        raise UsageError(f"{command} needs --reason TEXT (at most 1024 characters)")
-    return str(args.reason)
+    return check_reason(args, command)  # 1..REASON_MAX characters; required
 
 
 def connect(args: argparse.Namespace) -> Cluster:
@@ -65,6 +64,10 @@ def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
 
 # -- the policy file and the facts policies may ask for ---------------------------------------
 
+class PolicyFileUnreadable(AicrError):
+    """The user may not read the policy file (POLICY_ERROR)."""
+
+
 def read_policy_file(cluster: Cluster, namespace: str) -> tuple[str | None, str]:
     """(text, source) of the cluster's policy file: one GET. No ConfigMap: (None, source).
 
@@ -81,8 +84,8 @@ def read_policy_file(cluster: Cluster, namespace: str) -> tuple[str | None, str]
         if err.code == Code.NOT_FOUND:
             return None, source
         if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
-            raise AicrError(Code.POLICY_ERROR, f"cannot read the policy file {source}: {err.message}; "
-                            "refusing (fail closed)") from None
+            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read the policy file {source}: {err.message}; "
+                                       "refusing (fail closed)") from None
         raise
     try:
         return policy_file.configmap_text(configmap, source), source
@@ -131,7 +134,8 @@ class RolloutWrite:
     Requests: a SelfSubjectReview, a GET of the rollout, a GET of the policy
     file (after the command's own refusals), a GET of the assessment report
     only if an active policy reads it, a conditional PATCH (and a second GET
-    of the rollout only when the PATCH lost a race).
+    of the rollout only when the PATCH lost a race; an access review only
+    when the policy file may not be read).
     """
 
     def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None] | None = None) -> None:
@@ -155,7 +159,14 @@ class RolloutWrite:
         from aicr_core import operator_api as api
 
         action = hook.removeprefix("aicr_pre_")
-        policy_file = read_policy_file(self.cluster, self.args.operator_namespace)
+        try:
+            policy_file = read_policy_file(self.cluster, self.args.operator_namespace)
+        except PolicyFileUnreadable:
+            # Approvers may read the file. Someone who may not approve at all is refused by the
+            # API server whatever the policies say: let it say why (one access review, only here).
+            if not self.cluster.can_i(**api.approver_access(self.rollout.name)):
+                return
+            raise
         decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me,
                           **proposed)
         refusal = decision.refusal()

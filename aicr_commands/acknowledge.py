@@ -21,6 +21,8 @@ class Acknowledge(AicrCommand):
     server checks). The rollout then continues.
     """
 
+    uses_flags = ("operator_namespace", "override")
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
 

@@ -9,6 +9,7 @@ from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
+from aicr_core.flags import check_expires
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -24,6 +25,8 @@ class Approve(AicrCommand):
     An approval can be neither changed nor extended.
     """
 
+    uses_flags = ("reason", "expires", "operator_namespace", "override")
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
 
@@ -31,9 +34,11 @@ class Approve(AicrCommand):
         from aicr_core import operator_api as api
 
         reason = _rollouts.require_reason(args, "approve")
+        check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call
         session = _rollouts.RolloutWrite(args, "approve", self.app.warn)
         rollout = session.rollout
-        approval = api.Approval(session.me.username, approval_expiry(rollout, args.expires, clock.now()), reason)
+        expires = args.expires.delta if args.expires is not None else None
+        approval = api.Approval(session.me.username, approval_expiry(rollout, expires, clock.now()), reason)
         session.check_policies("aicr_pre_approve", approval=approval)
         session.write(api.approval_patch(rollout, approval), lost_race)
         return Result("Approval", {"rollout": rollout.name, "user": approval.user,
@@ -59,7 +64,12 @@ def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: dateti
 
 
 def already_approved(rollout: api.Rollout) -> AicrError:
+    """An approval is set once: say whose it is, and whether it was revoked since (and by whom)."""
     assert rollout.approval is not None
+    if rollout.revocation is not None:
+        return AicrError(Code.ALREADY_APPROVED, f"rollout {rollout.name} was approved by {rollout.approval.user} "
+                         f"and revoked by {rollout.revocation.user} at "
+                         f"{clock.format_time(rollout.revocation.time)}; an approval cannot be given again")
     return AicrError(Code.ALREADY_APPROVED, f"rollout {rollout.name} is already approved by "
                      f"{rollout.approval.user} until {clock.format_time(rollout.approval.expires)}")
 

@@ -22,6 +22,8 @@ class Describe(AicrCommand):
     when its sha256 matches the digest the rollout records.
     """
 
+    uses_flags = ("operator_namespace",)
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
 
@@ -32,40 +34,54 @@ class Describe(AicrCommand):
         return Result("RolloutDescription", describe(rollout, assessment))
 
 
+ASSESSMENT_KEYS = ("status", "digest", "reportDigest", "configMap", "error", "summary", "components")
+
+
+def assessment(status: str, **known: Any) -> dict[str, Any]:
+    """The `assessment` document: every key present in every status, null where unknown (docs/output.md)."""
+    unknown = set(known) - set(ASSESSMENT_KEYS)
+    if unknown:
+        raise ValueError(f"not assessment keys: {sorted(unknown)}")
+    return {"status": status, **{key: known.get(key) for key in ASSESSMENT_KEYS[1:]}}
+
+
 def read_assessment(cluster: Cluster, namespace: str, digest: str | None) -> dict[str, Any]:
     """The report the rollout records, verified against its digest (one API read)."""
     from aicr_core import operator_api as api
 
     if digest is None:
-        return {"status": "none"}
+        return assessment("none")
     name = api.assessment_configmap_name(digest)
+    where = f"{namespace}/{name}"
     try:
         configmap = cluster.get(api.configmap_path(namespace, name))
     except AicrError as err:
         if err.code == Code.NOT_FOUND:
-            return {"status": "missing", "digest": digest, "configMap": f"{namespace}/{name}"}
+            return assessment("missing", digest=digest, configMap=where)
         if err.code == Code.FORBIDDEN:
-            return {"status": "unavailable", "digest": digest, "error": err.message}
+            return assessment("unavailable", digest=digest, configMap=where, error=err.message)
         raise
-    return verify_report(digest, api.report_text(configmap))
+    return verify_report(digest, api.report_text(configmap), where)
 
 
-def verify_report(digest: str, text: str | None) -> dict[str, Any]:
+def verify_report(digest: str, text: str | None, where: str | None = None) -> dict[str, Any]:
     from aicr_core import operator_api as api
 
     if text is None:
-        return {"status": "unverified", "digest": digest, "reportDigest": None}
+        return assessment("unverified", digest=digest, configMap=where)
     actual = api.sha256_digest(text)
     if actual != digest:
-        return {"status": "unverified", "digest": digest, "reportDigest": actual}
+        return assessment("unverified", digest=digest, configMap=where, reportDigest=actual)
     try:
         report = api.parse_report(text)
     except AicrError as err:
-        return {"status": "invalid", "digest": digest, "error": err.message}
-    return {"status": "verified", "digest": digest, "summary": report.summary, "components": [
-        {"component": c.component, "change": c.change, "from": c.from_version, "to": c.to_version,
-         "verdict": c.verdict, "notes": c.notes, "explanation": c.explanation,
-         "precondition": c.precondition, "steps": list(c.steps)} for c in report.components]}
+        return assessment("invalid", digest=digest, configMap=where, reportDigest=actual, error=err.message)
+    return assessment("verified", digest=digest, configMap=where, reportDigest=actual, summary=report.summary,
+                      components=[
+                          {"component": c.component, "change": c.change, "from": c.from_version,
+                           "to": c.to_version, "verdict": c.verdict, "notes": c.notes,
+                           "explanation": c.explanation, "precondition": c.precondition, "steps": list(c.steps)}
+                          for c in report.components])
 
 
 def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_core.app import PROG
+from aicr_core.app import PROG, USAGE_LINES
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, UsageError
-from aicr_core.flags import FlagParser, add_common_flags
 from aicr_core.result import Result
 
 
@@ -37,15 +36,12 @@ class Help(AicrCommand):
                 self.app.warn(err.message)
                 summary = f"(unavailable: {err.code})"
             listing.append({"name": name, "summary": summary})
-        flags = FlagParser(prog=PROG)
-        add_common_flags(flags)
+        app_flags = self.app.parser  # the flags every command accepts, as the app parses them
         return Result("Help", {
-            "description": "kubectl aicr: inspect, approve, revoke and acknowledge AICR rollouts, "
-                           "and check a plan's bundle against the AICR CLI.",
-            "usage": [f"{PROG} COMMAND ROLLOUT [flags]", f"{PROG} reproduce [PLAN] [flags]",
-                      f"{PROG} help [COMMAND]"],
+            "description": app_flags.description,
+            "usage": list(USAGE_LINES),
             "commands": listing,
-            "flags": [_flag_line(a) for a in flags._actions if a.option_strings],
+            "flags": [_flag_line(a) for a in app_flags._actions if a.option_strings],
             "footer": f"Run '{PROG} help COMMAND' for more about a command. "
                       "Exit codes: 0 success, 1 the command failed, 2 usage error.",
         })

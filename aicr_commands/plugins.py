@@ -22,6 +22,8 @@ class Plugins(AicrCommand):
     show "-" and the last line says why.
     """
 
+    uses_flags = ("operator_namespace", "policy_file")
+
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core.policy import PolicyEngine, load_policies
 
@@ -41,8 +43,8 @@ class Plugins(AicrCommand):
         except AicrError as err:
             from aicr_core.policy_file import configmap_source
 
-            policy_file = {"source": args.policy_file or configmap_source(args.operator_namespace), "found": None, "digest": None,
-                                         "error": f"[{err.code}] {err.message}"}
+            policy_file = {"source": args.policy_file or configmap_source(args.operator_namespace),
+                           "found": None, "digest": None, "error": f"[{err.code}] {err.message}"}
         rows: list[dict[str, Any]] = []
         for group_name in plugins.GROUPS:
             group = plugins.PluginGroup(group_name)

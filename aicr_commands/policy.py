@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _rollouts
 from aicr_core.command import AicrCommand
 from aicr_core.errors import UsageError
+from aicr_core.flags import check_expires
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ class Policy(AicrCommand):
       policies, as every write would: exit 0 when it is valid, else
       [POLICY_ERROR] with the key path and what is wrong for each problem.
     """
+
+    uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
@@ -72,6 +75,8 @@ def check(args: argparse.Namespace) -> Result:
         raise UsageError(str(err)) from None
     if args.action in ("approve", "revoke"):
         _rollouts.require_reason(args, f"policy check --action {args.action}")
+    if args.action == "approve":
+        check_expires(args, clock.now())  # as approve checks it: before any API call
     # Read the local file first: a typo in its path fails before any request.
     local = _rollouts.read_local_policy_file(args.policy_file) if args.policy_file else None
     cluster = _rollouts.connect(args)
@@ -92,7 +97,8 @@ def proposed_write(args: argparse.Namespace, rollout: api.Rollout, me: Identity,
     from aicr_core import operator_api as api
 
     if args.action == "approve":
-        return {"approval": api.Approval(me.username, approve.approval_expiry(rollout, args.expires, now),
+        expires = args.expires.delta if args.expires is not None else None
+        return {"approval": api.Approval(me.username, approve.approval_expiry(rollout, expires, now),
                                          str(args.reason))}
     if args.action == "revoke":
         revoke.refuse_revocation(rollout)

@@ -24,6 +24,8 @@ class Reproduce(AicrCommand):
     without it, the active plan, else the candidate. Changes nothing in the cluster.
     """
 
+    uses_flags = ("operator_namespace", "dir")
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("plan", metavar="PLAN", nargs="?",
                             help="sha256:<64 hex> or aicr-plan-<16 hex> (default: the active plan, else the candidate)")
@@ -63,11 +65,36 @@ def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:
                         "it has no recipe to reproduce")
     if plan.render_flags is None:
         raise AicrError(Code.NO_RENDER_FLAGS, f"plan {plan.digest} does not record the flags it was rendered with")
+    check_references(plan)
     actual = api.sha256_digest(plan.recipe)
     if actual != plan.recipe_digest:
         raise AicrError(Code.DIGEST_MISMATCH, f"plan {plan.digest}: recipe.json has digest {actual}, "
                         f"the plan records {plan.recipe_digest or 'none'}; nothing was written")
     return plan.recipe
+
+
+def check_references(plan: api.Plan) -> None:
+    """What reaches `docker run` and `oras pull` must be one pinned reference each, never an option.
+
+    The image and the bundle come before the options the container sees, so a value such as
+    `--privileged` or `-v/:/host` would be read by docker itself; quoting does not stop that.
+    The render flags follow the image: docker passes them to the container, so any string is
+    harmless there, as long as it holds no control or format character (the printed command
+    must be the command that runs).
+    """
+    from aicr_core.oci import GRAMMAR, is_pinned_reference
+    from aicr_core.terminal import safe
+
+    def invalid(field: str, value: str, why: str) -> AicrError:
+        return AicrError(Code.INVALID_PLAN, f"plan {plan.digest}: {field} {value!r} {why}; nothing was written")
+
+    if not is_pinned_reference(plan.aicr_image):
+        raise invalid("aicrImage", plan.aicr_image, f"is not an image reference pinned by digest ({GRAMMAR})")
+    if not plan.bundle.startswith("oci://") or not is_pinned_reference(plan.bundle.removeprefix("oci://")):
+        raise invalid("bundle", plan.bundle, f"is not an OCI reference pinned by digest (oci://{GRAMMAR})")
+    for i, flag in enumerate(plan.render_flags or ()):
+        if safe(flag, allow_newlines=False) != flag:
+            raise invalid(f"renderFlags[{i}]", flag, "holds a control or format character")
 
 
 def write_atomically(target: Path, text: str) -> Path:

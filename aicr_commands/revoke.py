@@ -21,6 +21,8 @@ class Revoke(AicrCommand):
     API server also refuses one in Validating.
     """
 
+    uses_flags = ("reason", "operator_namespace", "override")
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)
 

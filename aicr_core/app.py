@@ -9,6 +9,7 @@ what is not used.
 """
 from __future__ import annotations
 
+import io
 import logging
 import sys
 import traceback
@@ -27,12 +28,10 @@ from aicr_core.result import Result
 from aicr_core.terminal import safe
 
 PROG = "kubectl aicr"
-USAGE = f"""Usage:
-  {PROG} COMMAND ROLLOUT [flags]
-  {PROG} reproduce [PLAN] [flags]
-  {PROG} help [COMMAND]
-
-Run '{PROG} help' for the commands and flags."""
+DESCRIPTION = (f"{PROG}: inspect, approve, revoke and acknowledge AICR rollouts, "
+               "and check a plan's bundle against the AICR CLI.")
+USAGE_LINES = (f"{PROG} COMMAND ROLLOUT [flags]", f"{PROG} reproduce [PLAN] [flags]", f"{PROG} help [COMMAND]")
+USAGE = "Usage:\n" + "".join(f"  {line}\n" for line in USAGE_LINES) + f"\nRun '{PROG} help' for the commands and flags."
 
 
 class EntryPointCommands(CommandManager):
@@ -57,8 +56,7 @@ class AicrApp(App):
     parser: FlagParser
 
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
-        super().__init__(description="Inspect, approve, revoke and acknowledge AICR rollouts",
-                         version=None, command_manager=EntryPointCommands(plugins.COMMANDS),
+        super().__init__(description=DESCRIPTION, version=None, command_manager=EntryPointCommands(plugins.COMMANDS),
                          stdout=stdout, stderr=stderr)
         self.renderers = plugins.PluginGroup(plugins.RENDERERS)
 
@@ -106,6 +104,9 @@ class AicrApp(App):
         except HelpRequested:
             name, rest = "help", []
         if name is None:
+            unknown = self.unknown_flag(rest)
+            if unknown:
+                raise UsageError(f"unknown flag: {unknown}")
             self.stderr.write(USAGE + "\n")
             raise UsageError("no command given")
         try:
@@ -118,10 +119,23 @@ class AicrApp(App):
         command = command_class(self, None, cmd_name=name)
         args = command.get_parser(f"{PROG} {name}").parse_args(rest)
         renderer = self.load_renderer(args.output)  # before the command: never write, then fail to print
-        result: Result = command.run(args)
-        renderer.render(result, self.stdout)
+        result, exit_code = command.run(args)
+        self.stdout.write(self.render(renderer, args.output, result))
         self.stdout.flush()
-        return result.exit_code
+        return exit_code
+
+    @staticmethod
+    def render(renderer: Renderer, name: str, result: Result) -> str:
+        """The whole output, rendered before any of it is written: a failing renderer prints nothing."""
+        buffer = io.StringIO()
+        try:
+            renderer.render(result, buffer)
+        except AicrError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a renderer plugin's bug, named, never half an output
+            raise AicrError(Code.PLUGIN_ERROR, f"output format {name!r} failed to print a {result.kind} "
+                            f"result: {type(err).__name__}: {err}; nothing was printed") from err
+        return buffer.getvalue()
 
     def split_command(self, argv: Sequence[str]) -> tuple[str | None, list[str]]:
         """Find the command name among the words; flags may stand before or after it.
@@ -148,6 +162,24 @@ class AicrApp(App):
             after_unknown_flag = False
             i += 1
         return None, list(argv)
+
+    def unknown_flag(self, argv: Sequence[str]) -> str | None:
+        """The first word that is a flag no command shares (`--foo`), skipping the values of known flags."""
+        known = {opt for action in self.parser._actions for opt in action.option_strings}
+        takes_value = self.parser.value_flags()
+        i = 0
+        while i < len(argv):
+            word = argv[i]
+            if word == "--":
+                return None
+            if word.startswith("-") and word != "-":
+                name = word.partition("=")[0] if word.startswith("--") else word[:2]
+                if name not in known:
+                    return name
+                i += 2 if word in takes_value else 1
+                continue
+            i += 1
+        return None
 
     def load_renderer(self, name: str) -> Renderer:
         if name not in self.renderers:

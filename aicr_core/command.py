@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cliff.command import Command
 
-from aicr_core.flags import FlagParser, add_common_flags
-from aicr_core.result import Result
+from aicr_core.errors import AicrError, Code
+from aicr_core.flags import FlagParser, add_common_flags, check_used_flags
+from aicr_core.result import Result, result_problem
 
 if TYPE_CHECKING:
     from aicr_core.app import AicrApp
@@ -29,6 +30,10 @@ class AicrCommand(Command):
     """Base class: override `add_arguments` and `take_action`."""
 
     app: AicrApp
+    # The common flags this command uses (argparse dests, e.g. "dir", "operator_namespace"): their bounds
+    # (not empty, say) are checked for it. Every command accepts every flag; one it does not use is
+    # ignored once its value parses.
+    uses_flags: tuple[str, ...] = ()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own positional arguments and flags."""
@@ -49,14 +54,29 @@ class AicrCommand(Command):
                 hook.obj.get_parser(parser)
         return parser
 
-    def run(self, parsed_args: argparse.Namespace) -> Any:
-        """cliff's run, except that the command's `Result` is kept for the renderer."""
+    def run(self, parsed_args: argparse.Namespace) -> tuple[Result, int]:  # type: ignore[override]
+        """cliff's run, except that the command's `Result` is kept for the renderer.
+
+        Returns the result and the exit code the after-hooks settle on (the result's, 0 unless the
+        command says otherwise, as `policy check` does, and unless a hook changes it).
+        A result that is no `Result`, or holds data that is not plain JSON data, is the plugin's
+        bug: PLUGIN_ERROR naming the command, before anything is printed.
+        """
+        check_used_flags(parsed_args, self.uses_flags)
         parsed_args = self._run_before_hooks(parsed_args)
         result = self.take_action(parsed_args)
         if not isinstance(result, Result):
-            raise TypeError(f"command {self.cmd_name!r} returned {type(result).__name__}, not a Result")
-        self._run_after_hooks(parsed_args, 0)
-        return result
+            raise AicrError(Code.PLUGIN_ERROR, f"command {self.cmd_name!r} returned "
+                            f"{type(result).__name__}, not a Result; nothing was printed")
+        problem = result_problem(result)
+        if problem is not None:
+            raise AicrError(Code.PLUGIN_ERROR, f"command {self.cmd_name!r} returned a result that cannot be "
+                            f"printed: {problem}; nothing was printed")
+        exit_code = self._run_after_hooks(parsed_args, result.exit_code)
+        if type(exit_code) is not int:
+            raise AicrError(Code.PLUGIN_ERROR, f"an after-hook of command {self.cmd_name!r} returned "
+                            f"{type(exit_code).__name__}, not an exit code")
+        return result, exit_code
 
     def take_action(self, parsed_args: argparse.Namespace) -> Result:  # pragma: no cover - abstract
         raise NotImplementedError

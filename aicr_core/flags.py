@@ -3,63 +3,120 @@
 kubectl plugins behave like kubectl: flags before or after the name, exact
 flag names (no `--reas` for `--reason`), a value flag takes the next word as
 its value even when it starts with a dash (`--expires -1h` is a negative
-duration, not a missing value). Bad values are usage errors (exit 2).
+duration, not a missing value).
+
+Every command accepts every flag, as upstream. A value that does not parse
+(`--expires 1d`) is a usage error (exit 2) whatever the command; a bound on a
+value that parses (`--reason ""`, `--expires -1h`) is checked only by the
+commands that use the flag: they name it in `AicrCommand.uses_flags`.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import re
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any, NoReturn
 
+from aicr_core import duration
 from aicr_core.errors import HelpRequested, UsageError
 
 REASON_MAX = 1024
 DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
 DEFAULT_REPRODUCE_DIR = "aicr-reproduce"
 
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+MAX_API_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # RFC 3339 has four-digit years
 
 
-def parse_duration(text: str) -> timedelta:
-    """Parse Go's duration syntax (`90m`, `2h`, `1h30m`, `45s`, `1.5h`), like kubectl does.
+# -- syntax: checked for every command (a value that does not parse is a usage error everywhere) --
 
-    Negative durations and anything unparsable are usage errors.
+@dataclass(frozen=True)
+class GoDuration:
+    """A parsed Go duration: what was typed, and what it means."""
+
+    text: str
+    nanoseconds: int
+
+    @property
+    def delta(self) -> timedelta:
+        return timedelta(microseconds=self.nanoseconds // 1000)
+
+    def total_seconds(self) -> float:
+        return self.nanoseconds / 1e9
+
+
+def parse_duration(text: str) -> GoDuration:
+    """Go's duration syntax (`90m`, `2h`, `1h30m`, `45s`, `-0s`), exactly as Go's time.ParseDuration.
+
+    Only the syntax: a negative duration parses here (approve refuses it, see `check_expires`).
     """
-    body = text.strip()
-    if body.startswith("-"):
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must not be negative")
-    body = body.removeprefix("+")
-    if body == "0":
-        return timedelta(0)
-    seconds, pos = 0.0, 0
-    for match in _DURATION_PART.finditer(body):
-        if match.start() != pos:
-            break
-        seconds += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        pos = match.end()
-    if not body or pos != len(body):
-        raise argparse.ArgumentTypeError(
-            f"invalid duration {text!r}: use Go duration syntax such as 90m, 2h, 1h30m or 45s")
-    return timedelta(seconds=seconds)
+    try:
+        return GoDuration(text, duration.parse(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def parse_reason(text: str) -> str:
+# -- semantics: checked only by the commands that use the flag -----------------------------------
+
+def check_reason(args: argparse.Namespace, command: str) -> str:
+    """--reason is required by `command` and holds 1..REASON_MAX characters."""
+    text = args.reason
+    if text is None:
+        raise UsageError(f"{command} needs --reason TEXT (at most {REASON_MAX} characters)")
     if not text.strip():
-        raise argparse.ArgumentTypeError("--reason must not be empty")
+        raise UsageError("--reason must not be empty")
     if len(text) > REASON_MAX:
-        raise argparse.ArgumentTypeError(
-            f"--reason is {len(text)} characters; at most {REASON_MAX} are allowed")
-    return text
+        raise UsageError(f"--reason is {len(text)} characters; at most {REASON_MAX} are allowed")
+    return str(text)
 
 
-def parse_nonempty(text: str) -> str:
-    if not text:
-        raise argparse.ArgumentTypeError("must not be empty")
-    return text
+def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
+    """When an approval given now with --expires would end; None without --expires."""
+    if args.expires is None:
+        return None
+    expires: GoDuration = args.expires
+    if expires.nanoseconds < 0:
+        raise UsageError(f"--expires must not be negative (got {expires.text})")
+    try:
+        ends: datetime | None = now + expires.delta
+    except OverflowError:
+        ends = None
+    if ends is None or ends > MAX_API_TIME:
+        raise UsageError(f"--expires {expires.text} ends after {MAX_API_TIME:%Y-%m-%dT%H:%M:%SZ}, "
+                         "the latest time the API can store")
+    return ends
+
+
+def check_nonempty(args: argparse.Namespace, dest: str) -> str:
+    value = getattr(args, dest)
+    if not value:
+        raise UsageError(f"--{dest.replace('_', '-')} must not be empty")
+    return str(value)
+
+
+# What a command naming a flag in `uses_flags` gets checked. --reason and --expires have checks of their
+# own that the commands call (required by approve and revoke; relative to now for approve).
+SEMANTIC_CHECKS: dict[str, Callable[[argparse.Namespace], object]] = {
+    "dir": lambda args: check_nonempty(args, "dir"),
+    "operator_namespace": lambda args: check_nonempty(args, "operator_namespace"),
+    "override": lambda args: check_overrides(args),
+    "policy_file": lambda args: args.policy_file is None or check_nonempty(args, "policy_file"),
+}
+
+
+def check_overrides(args: argparse.Namespace) -> list[str]:
+    """--override names policies: none of them empty."""
+    if any(not name.strip() for name in args.override):
+        raise UsageError("--override needs a policy name")
+    return list(args.override)
+
+
+def check_used_flags(args: argparse.Namespace, used: Sequence[str]) -> None:
+    for dest in used:
+        check = SEMANTIC_CHECKS.get(dest)
+        if check is not None:
+            check(args)
 
 
 class HelpFlag(argparse.Action):
@@ -120,23 +177,23 @@ class FlagParser(argparse.ArgumentParser):
 def add_common_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of the upstream plugin, accepted by every command."""
     group = parser.add_argument_group("flags accepted by every command")
-    group.add_argument("--kubeconfig", metavar="PATH", type=parse_nonempty,
+    group.add_argument("--kubeconfig", metavar="PATH",
                        help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-    group.add_argument("--context", metavar="NAME", type=parse_nonempty,
+    group.add_argument("--context", metavar="NAME",
                        help="kubeconfig context (default: the current context)")
-    group.add_argument("--operator-namespace", metavar="NAME", type=parse_nonempty,
+    group.add_argument("--operator-namespace", metavar="NAME",
                        default=DEFAULT_OPERATOR_NAMESPACE,
                        help="where assessment reports and plans live (default: %(default)s)")
-    group.add_argument("--reason", metavar="TEXT", type=parse_reason,
+    group.add_argument("--reason", metavar="TEXT",
                        help=f"approve, revoke: why (required there; at most {REASON_MAX} characters)")
     group.add_argument("--expires", metavar="DURATION", type=parse_duration,
                        help="approve: how long the approval stays valid (default: the rollout's deadline)")
-    group.add_argument("--dir", metavar="PATH", type=parse_nonempty, default=DEFAULT_REPRODUCE_DIR,
+    group.add_argument("--dir", metavar="PATH", default=DEFAULT_REPRODUCE_DIR,
                        help="reproduce: where the recipe is written (default: %(default)s)")
-    group.add_argument("--override", metavar="POLICY", action="append", default=[], type=parse_nonempty,
+    group.add_argument("--override", metavar="POLICY", action="append", default=[],
                        help="approve, revoke, acknowledge: go ahead despite the refusal of an overridable "
                             "policy (repeatable; recorded in the rollout)")
-    group.add_argument("--policy-file", metavar="PATH", type=parse_nonempty,
+    group.add_argument("--policy-file", metavar="PATH",
                        help="policy check, plugins: use this ApprovalPolicy file instead of the cluster's")
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")

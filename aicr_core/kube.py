@@ -31,11 +31,11 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 
-from aicr_core.kubeconfig import Settings, load_settings
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
 from aicr_core.hookspecs import Identity  # a policy's value type: defined where policies import nothing heavy
+from aicr_core.kubeconfig import Settings, load_settings
 
 MERGE_PATCH = "application/merge-patch+json"
 USER_AGENT = "kubectl-aicr"

@@ -32,10 +32,10 @@ def value(item: Any, empty: str = "-") -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     """Columns padded to the widest cell, as kubectl prints them; the last column is not padded."""
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows)]
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
     lines = []
     for row in [list(headers), *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row[:-1], widths)] + [str(row[-1])]
+        cells = [str(cell).ljust(width) for cell, width in zip(row[:-1], widths[:-1], strict=True)] + [str(row[-1])]
         lines.append((indent + "  ".join(cells)).rstrip())
     return lines
 

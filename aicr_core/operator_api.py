@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -44,6 +45,13 @@ def runtime_path() -> str:
 
 def configmap_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/configmaps/{name}"
+
+
+def approver_access(rollout_name: str) -> dict[str, str]:
+    """The permission the admission policy checks before an approval, revocation or acknowledgement
+    (for a SelfSubjectAccessReview: `Cluster.can_i(**approver_access(name))`)."""
+    return {"verb": "update", "group": GROUP, "resource": "runtimerollouts", "subresource": "approve",
+            "name": rollout_name}
 
 
 def short_hex(digest: str) -> str:
@@ -111,7 +119,7 @@ class _Reader:
             return None
         try:
             return parse_time(text)
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved into another year by its offset
             raise AicrError(Code.INVALID_OBJECT, f"{self.what}: {path} is not a time: {text!r}") from None
 
     def sub(self, path_or_item: str | Any, what: str) -> _Reader:
@@ -220,16 +228,21 @@ def parse_rollout(obj: Mapping[str, Any]) -> Rollout:
     r = _Reader(obj, f"runtimerollout {_Reader(obj, '').text('metadata.name')}")
     spec = r.sub("spec", r.what)
     status = r.sub("status", r.what)
-    states = {}
+    # A release may appear more than once (an Upgrade and a later Verify of gpu-operator): the n-th
+    # step of a release in spec.steps has the state of the n-th entry of that release in status.steps.
+    # When both lists hold the same releases in the same order, that is simply position by position.
+    states: dict[str, list[tuple[str, str]]] = {}
     for item in status.items("steps"):
         s = r.sub(item, f"{r.what}: status.steps[]")
-        states[s.text("release")] = (s.text("state", "Pending"), s.text("message"))
-    steps = []
+        states.setdefault(s.text("release"), []).append((s.text("state", "Pending"), s.text("message")))
+    steps, seen = [], Counter[str]()
     for item in spec.items("steps"):
         s = r.sub(item, f"{r.what}: spec.steps[]")
-        state, message = states.get(s.text("release"), ("Pending", ""))
-        steps.append(Step(s.text("release"), s.text("operation"), s.text("verdict"),
-                          s.flag("changesCRDs"), state, message))
+        release = s.text("release")
+        reported = states.get(release, [])
+        state, message = reported[seen[release]] if seen[release] < len(reported) else ("Pending", "")
+        seen[release] += 1
+        steps.append(Step(release, s.text("operation"), s.text("verdict"), s.flag("changesCRDs"), state, message))
     approval = None
     if spec.mapping("approval"):
         a = spec.sub("approval", f"{r.what}: spec.approval")
@@ -384,25 +397,35 @@ def parse_plan(obj: Mapping[str, Any]) -> Plan:
     r = _Reader(obj, f"plan ConfigMap {_Reader(obj, '').text('metadata.name')}")
     # Annotation and data keys contain dots, so they are read from the maps, not by path.
     annotations, data = r.mapping("metadata.annotations"), r.mapping("data")
-    flags_text = data.get("renderFlags") if isinstance(data.get("renderFlags"), str) else None
+
+    def value(key: str) -> str | None:
+        item = data.get(key)
+        if item is not None and not isinstance(item, str):
+            raise AicrError(Code.INVALID_OBJECT, f"{r.what}: data.{key} has an unexpected type")
+        return item
+
+    flags_text = value("renderFlags")
     flags: tuple[str, ...] | None = None
     if flags_text is not None:
         try:
             parsed = json.loads(flags_text)
         except ValueError:
             parsed = None
-        if not isinstance(parsed, list) or not all(isinstance(f, str) for f in parsed):
-            raise AicrError(Code.INVALID_OBJECT, f"{r.what}: renderFlags is not a JSON array of strings")
+        if not isinstance(parsed, list):
+            raise AicrError(Code.INVALID_PLAN, f"{r.what}: renderFlags is not a JSON array of strings")
+        for i, flag in enumerate(parsed):
+            if not isinstance(flag, str):
+                raise AicrError(Code.INVALID_PLAN, f"{r.what}: renderFlags[{i}] is not a string")
         flags = tuple(parsed)
     return Plan(
         configmap=r.text("metadata.name"),
         digest=_str_or(annotations.get(ANNOTATION_DIGEST)),
         from_applications=annotations.get(ANNOTATION_SOURCE) == SOURCE_APPLICATIONS,
-        recipe=data.get("recipe.json") if isinstance(data.get("recipe.json"), str) else None,
-        recipe_digest=_str_or(data.get("recipeDigest")) or None,
+        recipe=value("recipe.json"),
+        recipe_digest=value("recipeDigest") or None,
         render_flags=flags,
-        aicr_image=_str_or(data.get("aicrImage")),
-        bundle=_str_or(data.get("bundle")),
+        aicr_image=value("aicrImage") or "",
+        bundle=value("bundle") or "",
     )
 
 

@@ -22,13 +22,22 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cliff.hooks import CommandHook
+
     from aicr_core.command import AicrCommand
     from aicr_core.errors import AicrError, Code
     from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
     from aicr_core.kube import Cluster, connect_args
     from aicr_core.lines import Layout, fields, table, value
-    from aicr_core.operator_api import (Acknowledgement, Approval, Assessment, ComponentVerdict, Override,
-                                        Revocation, Rollout, Step)
+    from aicr_core.operator_api import (
+        Acknowledgement,
+        Approval,
+        Assessment,
+        ComponentVerdict,
+        Override,
+        Revocation,
+        Rollout,
+        Step,
+    )
     from aicr_core.policy_file import GoDuration, NonEmptyStr, SettingsModel
     from aicr_core.renderer import Renderer
     from aicr_core.result import Result
@@ -67,7 +76,10 @@ _WHERE = {
     "Code": "aicr_core.errors",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = ["Acknowledgement", "AicrCommand", "AicrError", "Allow", "Approval", "Assessment", "Cluster",
+           "Code", "CommandHook", "ComponentVerdict", "GoDuration", "Identity", "Layout", "NonEmptyStr",
+           "Override", "PolicyContext", "Renderer", "Result", "Revocation", "Rollout", "SettingsModel",
+           "Step", "Verdict", "Violation", "connect_args", "fields", "hookimpl", "safe", "table", "value"]
 
 
 def __getattr__(name: str) -> Any:

@@ -32,10 +32,11 @@ from typing import Any
 import pluggy
 
 from aicr_core import clock, hookspecs, policy_file
-from aicr_core.plugins import POLICIES, PluginGroup, PluginInfo, distribution_and_version
 from aicr_core.errors import AicrError, Code
+
 # Re-exported: policies written before aicr_core.plugin existed import these from here.
 from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
+from aicr_core.plugins import POLICIES, PluginGroup, PluginInfo, distribution_and_version
 
 __all__ = ["ACTIONS", "Allow", "Decision", "Identity", "LoadedPolicies", "Outcome", "PolicyContext",
            "PolicyEngine", "PolicySetup", "Verdict", "Violation", "hookimpl", "load_policies", "policy_set"]
@@ -178,15 +179,13 @@ class PolicyEngine:
 
     def errors(self) -> AicrError | None:
         """Why every decision is refused before any policy runs (load failures, a bad file), if so."""
-        details: list[str] = []
-        message = ""
-        if self.loaded.failures:
-            message = "policy plugins failed to load; refusing (fail closed)"
-            details += [f"{name}: {why}" for name, why in sorted(self.loaded.failures.items())]
+        failures = [f"{name}: {why}" for name, why in sorted(self.loaded.failures.items())]
+        if failures:
+            return AicrError(Code.POLICY_ERROR, "policy plugins failed to load; refusing (fail closed)",
+                             failures + self.problems)
         if self.problems:
-            message = message or policy_file.PolicyFileError(self.source or "(policy file)", []).as_error().message
-            details += self.problems
-        return AicrError(Code.POLICY_ERROR, message, details) if details else None
+            return policy_file.PolicyFileError(self.source or "(policy file)", self.problems).as_error()
+        return None
 
     def wants(self, action: str, argument: str) -> bool:
         """Does an active policy's hook for `action` declare `argument`? (Read costly facts only then.)"""
@@ -261,7 +260,7 @@ def _setup(name: str, plugin: object, entry: policy_file.PolicyEntry | None,
     if entry is None:
         if getattr(plugin, INACTIVE_UNTIL_CONFIGURED, False):
             return PolicySetup(name, False, "inactive until the policy file configures it"), []
-        why = "installed (active until the policy file sets it up otherwise)"
+        why = "installed (an installed policy is active; the policy file does not list it)"
         raw: Mapping[str, Any] = {}
         mode, overridable, configured = "enforce", False, False
     else:

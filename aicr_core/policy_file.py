@@ -84,9 +84,12 @@ def _go_duration(value: Any) -> timedelta:
     if not isinstance(value, str):
         raise ValueError(f"must be a Go duration string such as 8h or 90m, not {value!r}")
     try:
-        return parse_duration(value)
+        parsed = parse_duration(value)
     except Exception as err:  # argparse.ArgumentTypeError from the flag parser
         raise ValueError(str(err)) from None
+    if parsed.nanoseconds < 0:
+        raise ValueError(f"{value!r} is negative")
+    return parsed.delta
 
 
 def _version(text: str) -> str:

@@ -8,6 +8,7 @@ stable keys, so `-o json` and `-o yaml` are a contract for scripts.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,3 +18,41 @@ class Result:
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
     exit_code: int = 0
+
+
+def not_plain_data(value: Any, path: str = "data") -> str | None:
+    """Where `value` holds something other than plain JSON data, in words; None when it is all plain.
+
+    Plain means exactly str, int, float (finite), bool, None, list, and dict with str keys: what
+    `-o json` and `-o yaml` can both print unchanged (a tuple or a str subclass is refused too).
+    """
+    kind = type(value)
+    if kind in (str, int, bool) or value is None:
+        return None
+    if kind is float:
+        return None if math.isfinite(value) else f"{path} is {value!r}, which JSON cannot carry"
+    if kind is list:
+        for i, item in enumerate(value):
+            problem = not_plain_data(item, f"{path}[{i}]")
+            if problem:
+                return problem
+        return None
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return f"{path} has a key of type {type(key).__name__}"
+            problem = not_plain_data(item, f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+    return f"{path} is a {kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else \
+        f"{path} is a {kind.__name__}"
+
+
+def result_problem(result: Result) -> str | None:
+    """Why `result` cannot be printed by every renderer alike, or None."""
+    if type(result.kind) is not str:
+        return f"its kind is a {type(result.kind).__name__}, not a string"
+    if type(result.data) is not dict:
+        return f"its data is a {type(result.data).__name__}, not a dict"
+    return not_plain_data(result.data)

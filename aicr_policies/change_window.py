@@ -39,9 +39,8 @@ from aicr_policies._words import duration, listing, local_time
 NAME = "change-window"
 INACTIVE_UNTIL_CONFIGURED = True
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_FULL_DAYS = {d.lower(): d for d in DAYS} | {
-    full.lower(): d for full, d in zip(("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
-                                        "Sunday"), DAYS)}
+_FULL_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_FULL_DAYS = {d.lower(): d for d in DAYS} | {full.lower(): d for full, d in zip(_FULL_NAMES, DAYS, strict=True)}
 _HHMM = re.compile(r"^([01][0-9]|2[0-3]):([0-5][0-9])$")
 END_OF_DAY = 24 * 60
 

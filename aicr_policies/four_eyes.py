@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from aicr_core.plugin import (Acknowledgement, Allow, Identity, PolicyContext, Revocation, Rollout, SettingsModel,
-                              Violation, hookimpl)
+from aicr_core.plugin import (
+    Acknowledgement,
+    Allow,
+    Identity,
+    PolicyContext,
+    Revocation,
+    Rollout,
+    SettingsModel,
+    Violation,
+    hookimpl,
+)
 
 NAME = "four-eyes"
 INACTIVE_UNTIL_CONFIGURED = True

@@ -10,8 +10,19 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from aicr_core.plugin import (Acknowledgement, Allow, Approval, Identity, NonEmptyStr, PolicyContext, Revocation,
-                              Rollout, SettingsModel, Violation, hookimpl)
+from aicr_core.plugin import (
+    Acknowledgement,
+    Allow,
+    Approval,
+    Identity,
+    NonEmptyStr,
+    PolicyContext,
+    Revocation,
+    Rollout,
+    SettingsModel,
+    Violation,
+    hookimpl,
+)
 from aicr_policies._words import listing
 
 

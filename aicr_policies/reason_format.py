@@ -12,8 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from aicr_core.plugin import (Allow, Approval, NonEmptyStr, PolicyContext, Revocation, SettingsModel, Violation,
-                              hookimpl)
+from aicr_core.plugin import Allow, Approval, NonEmptyStr, PolicyContext, Revocation, SettingsModel, Violation, hookimpl
 
 NAME = "reason-format"
 INACTIVE_UNTIL_CONFIGURED = True

@@ -19,7 +19,7 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
     lines = fields([
         ("Rollout", value(d.get("rollout"))),
         ("Runtime UID", value(d.get("runtimeUID"))),
-        ("Transition", f"{value(frm)} -> {value(to)}" if frm else "none (initial install)"),
+        ("Transition", f"{value(frm) if frm else 'none (initial install)'} -> {value(to)}"),
         ("Phase", value(d.get("phase"))),
         ("Outcome", value(d.get("outcome"))),
         ("Deadline", value(d.get("deadline"))),
@@ -87,6 +87,9 @@ def assessment_lines(a: dict[str, Any]) -> list[str]:
         if a.get("summary"):
             lines.append(f"  Summary: {value(a.get('summary'))}")
         return lines
+    if status == "unverified" and not a.get("reportDigest"):
+        return [f"Assessment: unverified (the rollout records {value(a.get('digest'))}, "
+                f"but {value(a.get('configMap'), 'its ConfigMap')} holds no report.json)"]
     if status == "unverified":
         return [f"Assessment: unverified (the rollout records {value(a.get('digest'))}, "
                 f"the report's content is {value(a.get('reportDigest'))}; not shown)"]

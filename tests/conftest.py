@@ -23,10 +23,6 @@ import testbed  # noqa: E402
 BIN = Path(sys.executable).parent
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "cluster: runs against the real control plane (tools/testbed.py)")
-
-
 def aicr_env(home: Path, kubeconfig: Path | None = None, **extra: str) -> dict[str, str]:
     """A clean environment: our virtualenv's kubectl and kubectl-aicr first, a private HOME."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_"))}

@@ -116,7 +116,7 @@ class FakeApiServer:
         while not self._stop.is_set():
             try:
                 conn, _ = self.listener.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             self.accepted.append(time.monotonic())
             self._open.append(conn)

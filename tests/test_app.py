@@ -9,6 +9,7 @@ from testfixtures import LogCapture, OutputCapture, compare
 from aicr_commands import acknowledge, approve, revoke
 from aicr_core import operator_api as api
 from aicr_core.app import AicrApp
+
 from samples import rollout
 
 APPROVAL = {"user": "bob", "expires": "2026-11-30T02:00:00Z", "reason": "r"}
@@ -95,7 +96,8 @@ def test_the_session_never_retries_and_installs_one_log_handler(tmp_path) -> Non
     kc.write_text(json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
         "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": {"token": "t"}}], "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
     try:
         for _ in range(3):
             cluster = kube.connect(str(kc), None)

@@ -20,6 +20,7 @@ import testbed
 from conftest import Aicr, aicr_env, error_line
 from plugin_env import EXAMPLES, PluginPath
 
+
 @pytest.fixture(scope="module")
 def files(plane: testbed.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Kubeconfigs and PEM files to combine with flags."""

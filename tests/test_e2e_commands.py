@@ -159,6 +159,43 @@ def test_rejected_credentials_and_a_wrong_ca(aicr: Aicr, plane: testbed.ControlP
     assert "TLS failure" in proc.stderr and "CERTIFICATE_VERIFY_FAILED" in proc.stderr
 
 
+def test_approve_a_revoked_rollout_that_has_not_ended_yet(aicr: Aicr, plane: testbed.ControlPlane,
+                                                          seed: testbed.Seeder) -> None:
+    name = seed.rollout(phase="Progressing", approval=APPROVED,
+                        revocation={"user": "alice", "time": "2026-11-29T23:00:00Z", "reason": "not checkpointed"})
+    before = get(plane, name)["metadata"]["resourceVersion"]
+    proc = as_user(aicr, plane, "bob", "approve", name, "--reason", "again")
+    refused(proc, "ALREADY_APPROVED")
+    compare(error_line(proc), expected=f"error: [ALREADY_APPROVED] rollout {name} was approved by bob and revoked "
+                                       "by alice at 2026-11-29T23:00:00Z; an approval cannot be given again")
+    compare(get(plane, name)["metadata"]["resourceVersion"], expected=before)
+
+
+def test_flags_a_command_does_not_use_are_ignored_on_the_real_cluster(aicr: Aicr, plane: testbed.ControlPlane,
+                                                                      seed: testbed.Seeder) -> None:
+    name = seed.rollout()
+    proc = as_user(aicr, plane, "victor", "describe", name, "--reason", "", "--expires", "-1h", "--dir", "")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "x", "--expires", "-0s", "-o", "json")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    proc = as_user(aicr, plane, "alice", "describe", name, "--expires", "1d")
+    compare((proc.returncode, error_line(proc)),
+            expected=(2, 'error: [USAGE] argument --expires: time: unknown unit "d" in duration "1d"'))
+
+
+def test_an_expiry_go_refuses_is_a_usage_error_before_any_api_call(aicr: Aicr, plane: testbed.ControlPlane,
+                                                                   seed: testbed.Seeder, tmp_path: Path) -> None:
+    name = seed.rollout()
+    log = tmp_path / "requests"
+    for expires in ("99999999999999h", "9999999999h", "2562047h47m16.854775808s", " 2h", "\u0662h", "-1h"):
+        proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "x", "--expires", expires,
+                       AICR_REQUEST_LOG=str(log))
+        compare((proc.returncode, error_line(proc).startswith("error: [USAGE] ")), expected=(2, True),
+                suffix=proc.stderr)
+    compare(log.exists(), expected=False)  # not one request
+    assert "approval" not in get(plane, name)["spec"]
+
+
 # -- revoke ------------------------------------------------------------------------------
 
 def test_revoke(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
@@ -249,7 +286,7 @@ def test_describe_without_assessment_and_initial_install(aicr: Aicr, plane: test
                         acknowledgements=[{"release": "nvsentinel", "user": "bob", "time": "2026-11-29T21:00:00Z"}],
                         approval=APPROVED, phase="Progressing")
     out = as_user(aicr, plane, "alice", "describe", name).stdout
-    assert "Transition:   none (initial install)\n" in out
+    assert f"Transition:   none (initial install) -> {get(plane, name)['spec']['to']['digest']}\n" in out
     assert "Assessment: none\n" in out
     assert "Approval:     approved by bob until 2099-01-01T00:00:00Z (maintenance window)" in out
     assert out.endswith("Acknowledged: nvsentinel by bob\n")
@@ -278,6 +315,45 @@ def test_describe_strips_control_sequences(aicr: Aicr, plane: testbed.ControlPla
     out = as_user(aicr, plane, "victor", "describe", name).stdout
     assert "\x1b" not in out and "\x07" not in out
     assert "Message:      ok\\x1b[2J\\x1b]0;pwned\\x07\\nApproval: approved by mallory\n" in out
+
+
+def test_describe_a_release_that_appears_twice(aicr: Aicr, plane: testbed.ControlPlane,
+                                               seed: testbed.Seeder) -> None:
+    """An Upgrade and a later Verify of gpu-operator: each step shows its own state."""
+    steps = [{"release": "gpu-operator", "operation": "Upgrade", "verdict": "manual", "changesCRDs": True},
+             {"release": "nvsentinel", "operation": "Install", "verdict": "safe", "changesCRDs": False},
+             {"release": "gpu-operator", "operation": "Verify", "verdict": "", "changesCRDs": False}]
+    states = [{"release": "gpu-operator", "state": "Ready"}, {"release": "nvsentinel", "state": "Ready"},
+              {"release": "gpu-operator", "state": "InFlight", "message": "verifying"}]
+    name = seed.rollout(phase="Progressing", approval=APPROVED, steps=steps, step_states=states)
+    proc = as_user(aicr, plane, "victor", "describe", name)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    table = proc.stdout.split("Steps:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    compare(table, expected=["  #  RELEASE       OPERATION  ASSESSMENT  CRDS  STATE",
+                             "  1  gpu-operator  Upgrade    manual      yes   Ready",
+                             "  2  nvsentinel    Install    safe        no    Ready",
+                             "  3  gpu-operator  Verify     -           no    in flight"])
+    doc = json.loads(as_user(aicr, plane, "victor", "describe", name, "-o", "json").stdout)
+    compare([(s["operation"], s["state"], s["message"]) for s in doc["steps"]],
+            expected=[("Upgrade", "Ready", ""), ("Install", "Ready", ""), ("Verify", "InFlight", "verifying")])
+
+
+def test_describe_escapes_trojan_source_characters(aicr: Aicr, plane: testbed.ControlPlane,
+                                                   seed: testbed.Seeder) -> None:
+    """U+202E (right-to-left override) and friends in a message and a release name are shown, not obeyed."""
+    release = "gpu-operator\u202erotarepo-upg"
+    name = seed.rollout(message="approved\u202e\u2066 by nobody\u2028Approval: ok\u200b",
+                        steps=[{"release": release, "operation": "Upgrade", "verdict": "safe", "changesCRDs": False}],
+                        step_states=[{"release": release, "state": "InFlight"}])
+    proc = as_user(aicr, plane, "victor", "describe", name)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    for char in "\u202e\u2066\u2028\u200b":
+        assert char not in proc.stdout + proc.stderr, repr(char)
+    assert "Message:      approved\\u202e\\u2066 by nobody\\u2028Approval: ok\\u200b\n" in proc.stdout
+    assert "  1  gpu-operator\\u202erotarepo-upg  Upgrade" in proc.stdout
+    assert "in flight" in proc.stdout
+    doc = json.loads(as_user(aicr, plane, "victor", "describe", name, "-o", "json").stdout)
+    compare(doc["steps"][0]["release"], expected=release)  # JSON carries the data itself, \u-escaped
 
 
 def test_describe_without_configmap_permission_still_describes(aicr: Aicr, plane: testbed.ControlPlane,
@@ -339,8 +415,28 @@ def test_reproduce_refusals_write_nothing(aicr: Aicr, plane: testbed.ControlPlan
 
 
 def test_reproduce_quotes_hostile_values(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
-    digest = seed.plan(render_flags=["--deployer", "argocd; touch /tmp/pwned", "$(reboot)"],
-                       aicr_image="ghcr.io/nvidia/aicr@sha256:x`id`")
+    digest = seed.plan(render_flags=["--deployer", "argocd; touch /tmp/pwned", "$(reboot)"])
     proc = as_user(aicr, plane, "alice", "reproduce", digest)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
     assert "'argocd; touch /tmp/pwned' '$(reboot)'" in proc.stdout
-    assert "'ghcr.io/nvidia/aicr@sha256:x`id`'" in proc.stdout
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"aicr_image": "--privileged"}, "aicrImage '--privileged'"),
+    ({"aicr_image": "-v/:/host"}, "aicrImage '-v/:/host'"),
+    ({"aicr_image": ""}, "aicrImage ''"),
+    ({"aicr_image": "ghcr.io/nvidia/aicr@sha256:x`id`"}, "aicrImage 'ghcr.io/nvidia/aicr@sha256:x`id`'"),
+    ({"aicr_image": "ghcr.io/nvidia/aicr:latest"}, "aicrImage 'ghcr.io/nvidia/aicr:latest'"),
+    ({"bundle": ""}, "bundle ''"),
+    ({"bundle": "oci://--output=/etc/cron.d"}, "bundle 'oci://--output=/etc/cron.d'"),
+    ({"render_flags": ["--deployer", "argocd\u202e"]}, "renderFlags[1] 'argocd\\u202e'"),
+])
+def test_reproduce_refuses_a_plan_that_would_inject_arguments(aicr: Aicr, plane: testbed.ControlPlane,
+                                                              seed: testbed.Seeder, kwargs: dict,  # type: ignore[type-arg]
+                                                              field: str) -> None:
+    digest = seed.plan(**kwargs)
+    proc = as_user(aicr, plane, "alice", "reproduce", digest, "-o", "json")
+    refused(proc, "INVALID_PLAN")
+    assert error_line(proc).startswith(f"error: [INVALID_PLAN] plan {digest}: {field} "), proc.stderr
+    assert error_line(proc).endswith("; nothing was written"), proc.stderr
+    compare((proc.stdout, (aicr.cwd / "aicr-reproduce").exists()), expected=("", False))

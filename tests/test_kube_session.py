@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from testfixtures import ShouldRaise, compare
 
-import testbed
 from aicr_core import kube
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
+
+import testbed
 from fake_apiserver import Respond, fake_apiserver
 
 

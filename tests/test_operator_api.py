@@ -7,6 +7,7 @@ from testfixtures import ShouldRaise, compare
 
 from aicr_core import operator_api as api
 from aicr_core.errors import AicrError
+
 from samples import FROM, REPORT, TO, rollout
 
 UTC = dt.timezone.utc
@@ -23,7 +24,8 @@ def test_parse_rollout() -> None:
 
 
 def test_wrong_types_are_invalid_objects_not_tracebacks() -> None:
-    with ShouldRaise(AicrError("INVALID_OBJECT", "runtimerollout rollout-3f9a1c0d2b7e4a51-1: approvalRequired has an unexpected type")):
+    with ShouldRaise(AicrError("INVALID_OBJECT", "runtimerollout rollout-3f9a1c0d2b7e4a51-1: "
+                                                 "approvalRequired has an unexpected type")):
         api.parse_rollout(rollout(approvalRequired="yes"))
     with ShouldRaise(AicrError):
         api.parse_rollout(rollout(deadline="tomorrow"))
@@ -59,3 +61,20 @@ def test_parse_plan_and_report() -> None:
     compare((report.components[0].notes, report.summary), expected=("1 minor; 1 step", "1 manual"))
     with ShouldRaise(AicrError):
         api.parse_report("{not json")
+
+
+def test_a_release_that_appears_twice_gets_the_state_of_its_own_step() -> None:
+    steps = [{"release": "gpu-operator", "operation": "Upgrade"}, {"release": "nvsentinel", "operation": "Install"},
+             {"release": "gpu-operator", "operation": "Verify"}]
+    same_order = [{"release": "gpu-operator", "state": "Ready"}, {"release": "nvsentinel", "state": "Ready"},
+                  {"release": "gpu-operator", "state": "InFlight", "message": "verifying"}]
+    r = api.parse_rollout(rollout(steps=steps, status={"steps": same_order}))
+    compare([(s.operation, s.state, s.message) for s in r.steps],
+            expected=[("Upgrade", "Ready", ""), ("Install", "Ready", ""), ("Verify", "InFlight", "verifying")])
+    # another order in status: the n-th gpu-operator entry still belongs to the n-th gpu-operator step
+    other_order = [same_order[1], same_order[0], same_order[2]]
+    r = api.parse_rollout(rollout(steps=steps, status={"steps": other_order}))
+    compare([s.state for s in r.steps], expected=["Ready", "Ready", "InFlight"])
+    # the operator has reported only the first gpu-operator step: the second is Pending
+    r = api.parse_rollout(rollout(steps=steps, status={"steps": same_order[:1]}))
+    compare([s.state for s in r.steps], expected=["Ready", "Pending", "Pending"])

@@ -2,17 +2,24 @@
 from __future__ import annotations
 
 import itertools
+import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
+from stevedore import _cache as stevedore_cache
+from stevedore.extension import ExtensionManager
 from testfixtures import ShouldRaise, compare
 
 from aicr_core import policy_file
 from aicr_core.errors import AicrError
 from aicr_core.hookspecs import Allow, Identity, PolicyContext
-from aicr_core.policy import LoadedPolicies, PolicyEngine, Violation, hookimpl, policy_set
+from aicr_core.policy import LoadedPolicies, PolicyEngine, Violation, hookimpl, load_policies, policy_set
 from aicr_core.testing import approval, rollout
+
+from plugin_env import PluginPath
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
 HEAD = "apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\n"
@@ -143,6 +150,62 @@ def test_a_misspelt_hook_or_a_bad_signature_is_a_load_failure(plugin: object, wh
     assert why in loaded.failures["typo"], loaded.failures
     err = decide(PolicyEngine.build(loaded, None, None), reason="CHG-1")
     assert err is not None and err.code == "POLICY_ERROR" and err.details[0].startswith("typo: "), err
+
+
+@pytest.fixture
+def installed_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], LoadedPolicies]:
+    """`load_policies()` with one generated policy distribution on an isolated sys.path entry."""
+    def load(source: str) -> LoadedPolicies:
+        PluginPath(tmp_path / "site").add("site-policy", "1.0", {"aicr.policies": {"site": "site_policy"}},
+                                          modules={"site_policy": source})
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))  # stevedore's file cache is keyed by sys.path
+        monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})  # its in-process cache is not
+        monkeypatch.setattr(stevedore_cache._c, "_dir", str(tmp_path / "cache"))  # no file left in ~/.cache
+        monkeypatch.delitem(sys.modules, "site_policy", raising=False)
+        return load_policies()
+    return load
+
+
+def test_load_policies_refuses_a_misspelt_hook(installed_policy: Callable[[str], LoadedPolicies]) -> None:
+    loaded = installed_policy("""
+        from aicr_core.plugin import hookimpl
+
+        @hookimpl
+        def aicr_pre_aprove(approval):
+            return None
+    """)
+    compare(list(loaded.failures), expected=["site"])
+    assert "unknown hook 'aicr_pre_aprove'" in loaded.failures["site"], loaded.failures
+    err = decide(PolicyEngine.build(loaded, None, None), reason="CHG-1")
+    compare(err.code if err else None, expected="POLICY_ERROR")
+
+
+def test_load_policies_refuses_a_bad_signature(installed_policy: Callable[[str], LoadedPolicies]) -> None:
+    loaded = installed_policy("""
+        from aicr_core.plugin import hookimpl
+
+        @hookimpl
+        def aicr_pre_approve(approval, colour_of_the_sky):
+            return None
+    """)
+    compare(list(loaded.failures), expected=["site"])
+    assert "colour_of_the_sky" in loaded.failures["site"], loaded.failures
+
+
+def test_load_policies_registers_a_good_one_beside_the_builtin_pack(
+        installed_policy: Callable[[str], LoadedPolicies]) -> None:
+    loaded = installed_policy("""
+        from aicr_core.plugin import Violation, hookimpl
+
+        @hookimpl
+        def aicr_pre_approve(approval):
+            return Violation("site", "no")
+    """)
+    compare((sorted(loaded.plugins), loaded.failures), expected=(
+        ["approver-groups", "assessment", "change-window", "crd-changes", "four-eyes", "max-approval",
+         "reason-format", "site"], {}))
+    err = decide(PolicyEngine.build(loaded, None, None), reason="CHG-1")  # the built-ins are inactive
+    compare((err.code, err.details) if err else None, expected=("POLICY_DENIED", ["site: no"]))
 
 
 # -- the policy file -------------------------------------------------------------------------------

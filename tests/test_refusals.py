@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-from testfixtures import ShouldRaise, compare, mock_datetime, Replacer
+from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
 from aicr_commands import acknowledge, approve, reproduce, revoke
 from aicr_core import clock
 from aicr_core import operator_api as api
 from aicr_core.errors import AicrError
+
 from samples import rollout
 
 UTC = dt.timezone.utc
@@ -69,10 +70,14 @@ def test_acknowledge_decisions() -> None:
         compare(caught.value.code, expected="NOT_AWAITING_ACKNOWLEDGEMENT")
 
 
-def plan(**data: str) -> api.Plan:
+IMAGE = "ghcr.io/nvidia/aicr@sha256:" + "1" * 64
+BUNDLE = "oci://registry.example.com/aicr/cluster/bundles@sha256:" + "2" * 64
+
+
+def plan(**data: str | None) -> api.Plan:
     recipe = '{"kind": "RecipeResult"}'
     base = {"recipe.json": recipe, "recipeDigest": api.sha256_digest(recipe), "renderFlags": "[]",
-            "aicrImage": "img", "bundle": "oci://b"}
+            "aicrImage": IMAGE, "bundle": BUNDLE}
     base.update(data)
     return api.parse_plan({"metadata": {"name": "aicr-plan-" + "a" * 16,
                                         "annotations": {"operator.aicr.run/digest": "sha256:" + "a" * 64}},
@@ -94,11 +99,47 @@ def test_reproduce_refusals() -> None:
 
 
 def test_hostile_values_are_quoted() -> None:
-    p = plan(renderFlags='["--x", "a; rm -rf /", "$(id)"]', aicrImage="img`id`", bundle="oci://b'c")
+    p = plan(renderFlags='["--x", "a; rm -rf /", "$(id)", "it\'s"]')
+    reproduce.check_references(p)  # any string is a fine render flag: it reaches the container, quoted
     cmds = reproduce.commands(p, Path("/tmp/my dir"))
-    assert "'a; rm -rf /' '$(id)'" in cmds["render"] and "'img`id`'" in cmds["render"]
+    assert "'a; rm -rf /' '$(id)' 'it'\"'\"'s'" in cmds["render"]
     assert "'/tmp/my dir:/work'" in cmds["render"]
-    compare(cmds["pull"], expected="oras pull 'b'\"'\"'c' --output '/tmp/my dir/operator-bundle'")
+    compare(cmds["pull"], expected=f"oras pull {BUNDLE[6:]} --output '/tmp/my dir/operator-bundle'")
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("aicrImage", "--privileged", "aicrImage '--privileged' is not an image reference pinned by digest"),
+    ("aicrImage", "-v/:/host", "aicrImage '-v/:/host' is not an image reference pinned by digest"),
+    ("aicrImage", "", "aicrImage '' is not an image reference pinned by digest"),
+    ("aicrImage", None, "aicrImage '' is not an image reference pinned by digest"),
+    ("aicrImage", "ghcr.io/nvidia/aicr:v1", "aicrImage 'ghcr.io/nvidia/aicr:v1' is not an image reference"),
+    ("aicrImage", "ghcr.io/nvidia/aicr@sha256:x`id`", "is not an image reference pinned by digest"),
+    ("aicrImage", IMAGE + "\n", "is not an image reference pinned by digest"),
+    ("aicrImage", "ghcr.io/nvidia/AICR@sha256:" + "1" * 64, "is not an image reference pinned by digest"),
+    ("aicrImage", "aicr@sha256:" + "1" * 64, "is not an image reference pinned by digest"),
+    ("aicrImage", "ghcr.io/nvidia/aicr --privileged@sha256:" + "1" * 64, "is not an image reference"),
+    ("bundle", "", "bundle '' is not an OCI reference pinned by digest"),
+    ("bundle", BUNDLE[6:], "is not an OCI reference pinned by digest (oci://"),
+    ("bundle", "oci://--output=/etc@sha256:" + "2" * 64, "is not an OCI reference pinned by digest"),
+    ("renderFlags", '["--x", 5]', "renderFlags[1] is not a string"),
+    ("renderFlags", '{"--x": 1}', "renderFlags is not a JSON array of strings"),
+    ("renderFlags", '["ok", "a\\u001b[2Jb"]', "renderFlags[1] 'a\\x1b[2Jb' holds a control or format character"),
+    ("renderFlags", '["\\u202eok"]', "renderFlags[0] '\\u202eok' holds a control or format character"),
+])
+def test_a_plan_that_is_not_well_formed_is_refused(field: str, value: str | None, message: str) -> None:
+    name, digest = "aicr-plan-" + "a" * 16, "sha256:" + "a" * 64
+    with pytest.raises(AicrError) as caught:
+        reproduce.checked_recipe(plan(**{field: value}), name, digest)
+    compare(caught.value.code, expected="INVALID_PLAN")
+    assert message in caught.value.message, caught.value.message
+
+
+@pytest.mark.parametrize("reference", [
+    IMAGE, "ghcr.io/nvidia/aicr:v25.10.0@sha256:" + "1" * 64, "localhost:5000/a/b__c.d-e@sha256:" + "1" * 64,
+    "[::1]:5000/aicr@sha256:" + "1" * 64, "registry-1.docker.io/library/ubuntu@sha256:" + "f" * 64,
+])
+def test_pinned_references_pass(reference: str) -> None:
+    reproduce.check_references(plan(aicrImage=reference, bundle="oci://" + reference))
 
 
 def test_atomic_write_never_leaves_half_a_file(tmp_path: Path) -> None:

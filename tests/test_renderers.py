@@ -12,15 +12,18 @@ from testfixtures import compare
 
 from aicr_commands import describe, reproduce
 from aicr_core import operator_api as api
+from aicr_core.errors import AicrError
 from aicr_core.result import Result
 from aicr_core.terminal import safe
 from aicr_renderers.json import JsonRenderer
 from aicr_renderers.text import TextRenderer
 from aicr_renderers.yaml import YamlRenderer
+
 from samples import REPORT, REPORT_DIGEST, rollout
 
 GOLDEN = Path(__file__).parent / "golden"
 HOSTILE = "ok\x1b[2J\x1b]0;title\x07\r\x9b31m\u202eevil"
+TROJAN = "\u2066\u2067\u2068\u2069\u202a\u202b\u202c\u202d\u200b\u200c\u200d\u200e\u200f\ufeff\u2028\u2029\u061c"
 
 
 def render(renderer: object, result: Result) -> str:
@@ -31,12 +34,27 @@ def render(renderer: object, result: Result) -> str:
 
 def test_safe_escapes_controls() -> None:
     compare(safe(HOSTILE, allow_newlines=False), expected="ok\\x1b[2J\\x1b]0;title\\x07\\x0d\\x9b31m\\u202eevil")
+    compare(safe("a\u2066b\u200bc\u2028d\u2029e\u061cf\ufeffg\U000e0041h\tî\n日\u00a0", allow_newlines=True),
+            expected="a\\u2066b\\u200bc\\u2028d\\u2029e\\u061cf\\ufeffg\\U000e0041h\tî\n日\u00a0")
+
+
+def test_safe_escapes_every_character_of_the_dangerous_categories() -> None:
+    import unicodedata
+
+    dangerous = [chr(c) for c in range(0x110000)
+                 if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp", "Cs") and chr(c) not in "\t\n"]
+    assert len(dangerous) > 2000, len(dangerous)  # controls, ~170 format characters, separators, surrogates
+    text = "".join(dangerous)
+    escaped = safe(text, allow_newlines=False)
+    compare([c for c in escaped if c in set(dangerous)], expected=[])
+    compare(escaped.count("\\"), expected=len(dangerous))  # one visible escape each
 
 
 @pytest.mark.parametrize("renderer", [TextRenderer(), JsonRenderer(), YamlRenderer()])
 def test_no_renderer_passes_control_characters(renderer: object) -> None:
-    text = render(renderer, Result("Whatever", {"message": HOSTILE, "nested": [{"x": HOSTILE}]}))
-    assert not any(ord(c) < 32 and c != "\n" or 0x7f <= ord(c) <= 0x9f or c == "\u202e" for c in text), repr(text)
+    text = render(renderer, Result("Whatever", {"message": HOSTILE + TROJAN, "nested": [{"x": HOSTILE}]}))
+    assert not any(ord(c) < 32 and c != "\n" or 0x7f <= ord(c) <= 0x9f or c in "\u202e" + TROJAN for c in text), \
+        repr(text)
 
 
 def test_json_and_yaml_carry_the_same_data() -> None:
@@ -58,6 +76,7 @@ STATES = {
     "overridden": {"approval": {"user": "alice", "expires": "2026-11-30T02:00:00Z", "reason": "CHG-1 hotfix"},
                    "overrides": [{"user": "alice", "action": "approve", "policies": ["change-window", "max-approval"],
                                   "time": "2026-11-29T21:00:00Z"}]},
+    "initial-install": {"from": None},
     "not-required": {"approvalRequired": False, "status": {"phase": "Progressing"},
                      "acknowledgements": [{"release": "nvsentinel", "user": "alice", "time": "2026-11-29T22:00:00Z"}]},
 }
@@ -73,6 +92,51 @@ def check_golden(name: str, text: str) -> None:
 @pytest.mark.parametrize("state", sorted(STATES))
 def test_describe_golden(state: str) -> None:
     check_golden(f"describe-{state}.txt", render(TextRenderer(), describe_result(**STATES[state])))
+
+
+class FakeCluster:
+    """Answers the one GET describe makes for a report with an error of the given CODE."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def get(self, path: str) -> dict[str, object]:
+        raise AicrError(self.code, f"configmaps is {self.code}")
+
+
+def every_assessment_state() -> dict[str, dict[str, object]]:
+    docs = [describe.read_assessment(None, "aicr-system", None),  # type: ignore[arg-type]
+            describe.read_assessment(FakeCluster("NOT_FOUND"), "aicr-system", REPORT_DIGEST),  # type: ignore[arg-type]
+            describe.read_assessment(FakeCluster("FORBIDDEN"), "aicr-system", REPORT_DIGEST),  # type: ignore[arg-type]
+            describe.verify_report(REPORT_DIGEST, None, "aicr-system/x"),
+            describe.verify_report(REPORT_DIGEST, REPORT + " ", "aicr-system/x"),
+            describe.verify_report(api.sha256_digest("{nope"), "{nope", "aicr-system/x"),
+            describe.verify_report(REPORT_DIGEST, REPORT, "aicr-system/x")]
+    return {f"{d['status']}-{i}": d for i, d in enumerate(docs)}
+
+
+def test_every_assessment_state_has_every_key() -> None:
+    states = every_assessment_state()
+    compare(sorted({d["status"] for d in states.values()}),
+            expected=["invalid", "missing", "none", "unavailable", "unverified", "verified"])
+    for name, doc in states.items():
+        compare(list(doc), expected=["status", "digest", "reportDigest", "configMap", "error", "summary",
+                                     "components"], prefix=name)
+    documented = (Path(__file__).parent.parent / "docs" / "output.md").read_text()
+    for key in describe.ASSESSMENT_KEYS:
+        assert f"`assessment.{key}" in documented, key
+    for status in ("none", "verified", "unverified", "invalid", "missing", "unavailable"):
+        assert f"`{status}`" in documented, status
+    compare(states["none-0"], expected=dict.fromkeys(describe.ASSESSMENT_KEYS, None) | {"status": "none"})
+
+
+@pytest.mark.parametrize("state", sorted(every_assessment_state()))
+def test_every_assessment_state_has_one_line_of_text(state: str) -> None:
+    data = describe.describe(api.parse_rollout(rollout()), every_assessment_state()[state])
+    lines = [line for line in render(TextRenderer(), Result("RolloutDescription", data)).splitlines()
+             if line.startswith("Assessment: ")]
+    compare(len(lines), expected=1)
+    assert " -)" not in lines[0] and "- " not in lines[0].split("Assessment: ")[1][:2], lines[0]
 
 
 def test_describe_unverified_report() -> None:

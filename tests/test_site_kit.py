@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from testfixtures import compare
 
-import testbed
 from aicr_core import plugin
 from aicr_core.errors import Code
+
+import testbed
 from conftest import Aicr, error_line
 from plugin_env import EXAMPLES, PluginPath
 
@@ -46,6 +47,7 @@ def test_every_name_of_the_plugin_module_resolves_and_loads_only_what_it_needs()
         assert getattr(plugin, name) is not None, name
     compare(imported_after("from aicr_core.plugin import hookimpl, Violation, Allow, PolicyContext, Identity"),
             expected=[])
+    compare(sorted(plugin.__all__), expected=sorted(plugin._WHERE))
     with pytest.raises(AttributeError):
         plugin.NoSuchName  # noqa: B018
 
@@ -117,7 +119,7 @@ def test_policy_validate_reports_each_problem_with_its_key_path(aicr: Aicr, tmp_
 
 
 def test_a_write_refuses_a_local_policy_file(aicr: Aicr, tmp_path: Path) -> None:
-    """Trying a file is for `policy check`: a write always follows the cluster's file, or a local one could bypass it."""
+    """Trying a file is for `policy check`: a write follows the cluster's file, or a local one could bypass it."""
     local = tmp_path / "p.yaml"
     local.write_text("apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\n")
     proc = aicr("approve", "rollout-3f9a1c0d2b7e4a51-1", "--reason", "r", "--policy-file", str(local))

@@ -83,9 +83,6 @@ def test_a_flag_added_by_a_plugin_works_on_either_side(site_package: Aicr,
     proc = aicr(*words, "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
     compare((proc.returncode, proc.stdout.startswith(f"rollout {name} approved by alice")), expected=(0, True),
             suffix=proc.stderr)
-    help_text = aicr("help", "approve").stdout
-    assert "--ticket ID" in help_text and "A site policy requires a change ticket" in help_text
-    assert "This command is provided by the aicr-site-example plugin." in aicr("help", "whoami").stdout
 
 
 def test_a_broken_command_does_not_stop_the_others(broken_package: Aicr) -> None:
@@ -129,7 +126,8 @@ def test_a_name_claimed_twice_is_refused(site_package: Aicr, tmp_path: Path) -> 
     aicr = site_package.with_env(PYTHONPATH=f"{shadow.root}:{site_package.extra_env['PYTHONPATH']}")
     proc = aicr("approve", "rollout-3f9a1c0d2b7e4a51-1", "--reason", "x")
     compare(proc.returncode, expected=1)
-    assert error_line(proc).startswith("error: [PLUGIN_ERROR] aicr.commands 'approve' is claimed by more than one"), proc.stderr
+    assert error_line(proc).startswith(
+        "error: [PLUGIN_ERROR] aicr.commands 'approve' is claimed by more than one"), proc.stderr
     assert "aicr-shadow 0.1" in proc.stderr and "kubectl-aicr 0.1.0" in proc.stderr
 
 
@@ -151,6 +149,82 @@ def test_without_the_site_package_the_core_works(aicr: Aicr, site_package: Aicr,
     compare(site_package("help").stdout.count("  whoami "), expected=1)
     compare(aicr("help").returncode, expected=0)
     proc = aicr("whoami")
-    compare((proc.returncode, error_line(proc)), expected=(2, 'error: [USAGE] unknown command "whoami" for "kubectl aicr"'))
+    compare((proc.returncode, error_line(proc)),
+            expected=(2, 'error: [USAGE] unknown command "whoami" for "kubectl aicr"'))
     proc = aicr("approve", seed.rollout(), "--reason", "no ticket needed now", kubeconfig=plane.kubeconfig_for("bob"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
+
+
+BAD_RESULTS = {
+    "when": "Result('Clock', {'now': datetime.datetime(2026, 11, 29, 21, 0)})",
+    "tuple": "Result('Pair', {'pair': ('a', 'b')})",
+    "nan": "Result('Number', {'x': float('nan')})",
+    "keys": "Result('Keys', {'by_id': {1: 'one'}})",
+    "nothing": "None",
+}
+
+
+@pytest.fixture
+def bad_results(aicr: Aicr, tmp_path: Path) -> Aicr:
+    """Site commands whose results no renderer can print unchanged, and a renderer that raises half-way."""
+    source = "import datetime\nfrom aicr_core.command import AicrCommand\nfrom aicr_core.result import Result\n"
+    for name, result in BAD_RESULTS.items():
+        source += f"\n\nclass {name.title()}(AicrCommand):\n    def take_action(self, args):\n        return {result}\n"
+    source += ("\n\nclass HalfRenderer:\n    def render(self, result, out):\n"
+               "        out.write('first line\\n')\n        raise RuntimeError('disk on fire')\n")
+    plugins = PluginPath(tmp_path / "bad").add(
+        "aicr-bad-results", "0.1",
+        {"aicr.commands": {name: f"aicr_bad_results:{name.title()}" for name in BAD_RESULTS},
+         "aicr.renderers": {"half": "aicr_bad_results:HalfRenderer"}},
+        modules={"aicr_bad_results": source})
+    return aicr.with_env(**plugins.env())
+
+
+@pytest.mark.parametrize("output", ["text", "json", "yaml"])
+@pytest.mark.parametrize("command,problem", [
+    ("when", "data.now is a datetime.datetime"), ("tuple", "data.pair is a tuple"),
+    ("nan", "data.x is nan, which JSON cannot carry"), ("keys", "data.by_id has a key of type int"),
+])
+def test_a_result_that_cannot_be_printed_is_the_plugins_error(bad_results: Aicr, output: str, command: str,
+                                                              problem: str) -> None:
+    proc = bad_results(command, "-o", output)
+    compare((proc.returncode, proc.stdout, proc.stderr), expected=(
+        1, "", f"error: [PLUGIN_ERROR] command '{command}' returned a result that cannot be printed: "
+               f"{problem}; nothing was printed\n"))
+
+
+def test_a_command_that_returns_no_result(bad_results: Aicr) -> None:
+    proc = bad_results("nothing")
+    compare((proc.returncode, proc.stdout, error_line(proc)), expected=(
+        1, "", "error: [PLUGIN_ERROR] command 'nothing' returned NoneType, not a Result; nothing was printed"))
+
+
+def test_a_renderer_that_fails_half_way_prints_nothing(bad_results: Aicr) -> None:
+    proc = bad_results("help", "-o", "half")
+    compare((proc.returncode, proc.stdout, error_line(proc)), expected=(
+        1, "", "error: [PLUGIN_ERROR] output format 'half' failed to print a Help result: "
+               "RuntimeError: disk on fire; nothing was printed"))
+
+
+def test_an_after_hook_sets_the_exit_code(aicr: Aicr, tmp_path: Path) -> None:
+    """cliff's CommandHook.after returns the exit code; the output is printed all the same."""
+    hooks = PluginPath(tmp_path / "hooks").add(
+        "aicr-exit-hook", "0.1", {"aicr.commands.help": {"exit-three": "aicr_exit_hook:ExitThree"}},
+        modules={"aicr_exit_hook": """
+            from cliff.hooks import CommandHook
+
+            class ExitThree(CommandHook):
+                def get_parser(self, parser):
+                    return parser
+
+                def get_epilog(self):
+                    return ""
+
+                def before(self, parsed_args):
+                    return parsed_args
+
+                def after(self, parsed_args, return_code):
+                    return 3
+        """})
+    proc = aicr.with_env(**hooks.env())("help", "-o", "json")
+    compare((proc.returncode, json.loads(proc.stdout)["kind"], proc.stderr), expected=(3, "Help", ""))

@@ -100,7 +100,8 @@ def check_disk(path: Path) -> None:
     gocache = Path(run(["go", "env", "GOCACHE"]).strip())
     free = min(free, shutil.disk_usage(gocache.parent if not gocache.exists() else gocache).free)
     if free < MIN_FREE_BYTES:
-        raise BuildError(f"only {free / 1024**3:.1f} GiB free; the build needs about {MIN_FREE_BYTES / 1024**3:.0f} GiB")
+        raise BuildError(f"only {free / 1024**3:.1f} GiB free; "
+                         f"the build needs about {MIN_FREE_BYTES / 1024**3:.0f} GiB")
 
 
 def write_wrapper(workdir: Path, module: str, directives: list[str], requires: str,

@@ -8,7 +8,7 @@ manifests/ applied with a real kubectl; readiness and policy effect checked by
 asking, never by sleeping. `python tools/testbed.py demo` starts it with a
 sample and keeps it running until interrupted.
 
-Users (group in brackets): alice, bob [aicr:approvers]; victor [aicr:viewers];
+Users (group in brackets): alice, bob, carol [aicr:approvers]; victor [aicr:viewers];
 pat [aicr:patchers: may patch rollouts, is no approver]; nora [none];
 aicr-operator [aicr:operator]; erin [aicr:approvers] via an exec credential
 plugin; admin [system:masters] for setup only.
@@ -45,6 +45,7 @@ USERS: dict[str, tuple[str, ...]] = {
     "admin": ("system:masters",),
     "alice": ("aicr:approvers",),
     "bob": ("aicr:approvers",),
+    "carol": ("aicr:approvers",),
     "victor": ("aicr:viewers",),
     "pat": ("aicr:patchers",),
     "nora": (),
@@ -83,6 +84,17 @@ def _die_with_parent() -> None:
     """
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _terminate(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds; reaped either way."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.wait()
 
 
 def free_port() -> int:
@@ -186,18 +198,22 @@ class ControlPlane:
         return self
 
     def stop(self, keep_workdir: bool = False) -> None:
-        for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in reversed(self.procs):
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        """kube-apiserver first, then etcd: an apiserver whose etcd is gone hangs in its graceful shutdown."""
+        for proc in reversed(self.procs):  # started etcd, kube-apiserver: stopped the other way round
+            _terminate(proc, grace=0.5)
         self.procs = []
         if not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    @property
+    def apiserver(self) -> subprocess.Popen[bytes]:
+        return self.procs[1]
+
+    def restart_apiserver(self) -> None:
+        """Stop kube-apiserver (if it still runs) and start it again on the same port, over the same etcd."""
+        _terminate(self.apiserver, grace=0.5)
+        self.procs[1] = self._launch("kube-apiserver", self.apiserver_args)
+        self._wait_ready()
 
     # pieces ------------------------------------------------------------------------
     def _write_pki(self) -> None:
@@ -234,7 +250,7 @@ class ControlPlane:
                              f"--advertise-client-urls={etcd_url}", "--listen-peer-urls=http://127.0.0.1:0",
                              "--unsafe-no-fsync=true", "--watch-progress-notify-interval=5s",
                              "--log-level=warn"])
-        self._spawn("kube-apiserver", [
+        self.apiserver_args = [
             str(self.apiserver_bin), f"--etcd-servers={etcd_url}", "--bind-address=127.0.0.1",
             f"--secure-port={api_port}", f"--tls-cert-file={pki / 'serving.crt'}",
             f"--tls-private-key-file={pki / 'serving.key'}", f"--client-ca-file={pki / 'client-ca.crt'}",
@@ -243,14 +259,18 @@ class ControlPlane:
             f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
             "--service-cluster-ip-range=10.0.0.0/24", "--disable-admission-plugins=ServiceAccount",
             "--allow-privileged=true", "--enable-priority-and-fairness=false", "--profiling=false",
-            "--endpoint-reconciler-type=none"])
+            "--endpoint-reconciler-type=none"]
+        self._spawn("kube-apiserver", self.apiserver_args)
         self.url = f"https://127.0.0.1:{api_port}"
         self._wait_ready()
 
     def _spawn(self, name: str, args: list[str]) -> None:
+        self.procs.append(self._launch(name, args))
+
+    def _launch(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         with open(self.workdir / f"{name}.log", "ab") as log:
-            self.procs.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                               start_new_session=True, preexec_fn=_die_with_parent))
+            return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, preexec_fn=_die_with_parent)
 
     def _log_tail(self) -> str:
         tails = []
@@ -471,8 +491,8 @@ class Seeder:
         recipe = recipe if recipe is not None else json.dumps(
             {"kind": "RecipeResult", "apiVersion": "aicr.nvidia.com/v1alpha1",
              "componentRefs": [{"name": "gpu-operator", "version": "v25.10.0"}]}, indent=2)
-        data = {"aicrImage": aicr_image or f"ghcr.io/nvidia/aicr@{random_digest()}",
-                "bundle": bundle or f"oci://registry.example.com/aicr/cluster/bundles@{digest}"}
+        data = {"aicrImage": f"ghcr.io/nvidia/aicr@{random_digest()}" if aicr_image is None else aicr_image,
+                "bundle": f"oci://registry.example.com/aicr/cluster/bundles@{digest}" if bundle is None else bundle}
         if source == "recipe":
             data["recipe.json"] = recipe
             data["recipeDigest"] = recipe_digest or digest_of(recipe)
@@ -526,14 +546,20 @@ def seed_demo(plane: ControlPlane) -> dict[str, str]:
 
 
 def demo() -> int:
+    # SIGTERM stops the demo like Ctrl-C, from the first moment on: also where SIGINT is ignored (a
+    # background job of a non-interactive shell), so a `kill` of the demo always cleans up.
+    signal.signal(signal.SIGTERM, _interrupt)
     plane = ControlPlane(Path(tempfile.mkdtemp(prefix="aicr-demo-")))
-    print("starting etcd and kube-apiserver (building them first if missing)...", flush=True)
     try:
+        print("starting etcd and kube-apiserver (building them first if missing)...", flush=True)
         plane.start(build=True)
     except TestbedError as err:
         print(f"error: {err}", file=sys.stderr)
         plane.stop()
         return 1
+    except KeyboardInterrupt:
+        plane.stop()
+        return 0
     try:
         names = seed_demo(plane)
         print(f"\ncontrol plane at {plane.url}; rollouts:")
@@ -546,7 +572,6 @@ def demo() -> int:
                         f"--kubeconfig={plane.kubeconfig_for('alice')}"])
         print(f"\nTry: kubectl aicr approve {names['waiting']} --expires 2h --reason 'Maintenance window'")
         print("Running until interrupted (Ctrl-C).", flush=True)
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         while all(p.poll() is None for p in plane.procs):
             time.sleep(1)
         print("error: the control plane exited", file=sys.stderr)
@@ -555,6 +580,13 @@ def demo() -> int:
         return 0
     finally:
         plane.stop()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM as Ctrl-C; a second signal must not cut the clean-up short."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
