@@ -37,7 +37,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 MAX_HEAD = 64 * 1024  # request line and headers together
@@ -134,8 +134,8 @@ class ServingCertificate:
 
 
 class Server:
-    def __init__(self, address: str, port: int, context: Callable[[], ssl.SSLContext], routes: Mapping[tuple[str, str], Route],
-                 limits: Limits = Limits(), log: Log | None = None) -> None:
+    def __init__(self, address: str, port: int, context: Callable[[], ssl.SSLContext],
+                 routes: Mapping[tuple[str, str], Route], limits: Limits = Limits(), log: Log | None = None) -> None:
         self.context, self.routes, self.limits = context, dict(routes), limits
         self.log = log or (lambda *a, **k: None)
         family = socket.AF_INET6 if ":" in address else socket.AF_INET

@@ -327,7 +327,7 @@ def added(before: Rollout, after: Rollout) -> Added:
     """What `after` (the object an update would store) adds to `before` (the stored object)."""
     def new(parsed: tuple[Any, ...], stored: tuple[Mapping[str, Any], ...],
             old: tuple[Mapping[str, Any], ...]) -> tuple[Any, ...]:
-        return tuple(value for value, raw in zip(parsed, stored) if raw not in old)
+        return tuple(value for value, raw in zip(parsed, stored, strict=True) if raw not in old)
 
     return Added(
         approval=after.approval if before.approval is None else None,

@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT))
 
-import testbed  # noqa: E402
 from admission_testbed import Webhook  # noqa: E402
+
+import testbed  # noqa: E402
 
 TARGET_P99_MS = 50.0
 POLICY = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {
@@ -51,7 +52,8 @@ def percentile(values: list[float], p: float) -> float:
 
 def approve_all(plane: testbed.ControlPlane, names: list[str], threads: int) -> tuple[list[float], list[str]]:
     """PATCH an approval into each rollout, `threads` at a time; (latencies in ms, failures)."""
-    from aicr_core import kube, operator_api as api
+    from aicr_core import kube
+    from aicr_core import operator_api as api
     from aicr_core.deadline import Deadline
 
     work = collections.deque(enumerate(names))

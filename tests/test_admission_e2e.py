@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 import yaml
+from admission_testbed import Webhook
 from testfixtures import compare
 
 import testbed
-from admission_testbed import Webhook
 from conftest import BIN, Aicr, error_line
 from plugin_env import EXAMPLES, PluginPath
 
@@ -107,7 +107,8 @@ def set_policy(plane: testbed.ControlPlane, webhook: Webhook) -> Iterator[SetPol
         time.sleep(0.1)
 
 
-def as_user(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def as_user(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str,
+            **env: str) -> subprocess.CompletedProcess[str]:
     return aicr(*args, kubeconfig=plane.kubeconfig_for(user), **env)
 
 

@@ -76,7 +76,8 @@ def test_the_containerfile_builds_every_package_and_runs_the_console_script() ->
     text = (ROOT / "aicr_admission" / "Containerfile").read_text()
     lines = [line for line in re.sub(r"\\\n", " ", text).splitlines() if line.strip() and not line.startswith("#")]
     instructions = {line.split()[0] for line in lines}
-    assert instructions <= {"ARG", "FROM", "WORKDIR", "COPY", "RUN", "USER", "EXPOSE", "ENTRYPOINT", "CMD"}, instructions
+    known = {"ARG", "FROM", "WORKDIR", "COPY", "RUN", "USER", "EXPOSE", "ENTRYPOINT", "CMD"}
+    assert instructions <= known, instructions
     cfg = configparser.ConfigParser()
     cfg.read(ROOT / "setup.cfg")
     packages = [p.strip() for p in cfg["options"]["packages"].split(",")]

@@ -19,6 +19,7 @@ from aicr_core import operator_api as api
 from aicr_core.errors import AicrError, Code
 from aicr_core.hookspecs import Identity
 from aicr_core.policy import PolicyEngine, Violation, hookimpl, policy_set
+
 from samples import rollout as sample
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
@@ -231,7 +232,8 @@ def test_an_override_recorded_earlier_is_not_reused() -> None:
 
 
 def test_warn_mode_allows_and_warns() -> None:
-    answer = decide(adding(approval=APPROVAL), engine({"spy": Spy(refuse=True)}, HEAD + "policies:\n  spy:\n    mode: warn\n"))
+    warn = HEAD + "policies:\n  spy:\n    mode: warn\n"
+    answer = decide(adding(approval=APPROVAL), engine({"spy": Spy(refuse=True)}, warn))
     compare((answer.allowed, answer.response()["response"].get("warnings")), expected=(True, ["spy: refused approve"]))
 
 

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from testfixtures import compare
 
-import testbed
 from aicr_admission.server import Limits, Request, Response, Server, ServingCertificate
+
+import testbed
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,8 @@ def parse_response(data: bytes) -> tuple[int, bytes]:
 
 
 @contextmanager
-def running(pki: dict[str, Path], limits: Limits, route: Callable[[Request], Response] | None = None) -> Iterator[Running]:
+def running(pki: dict[str, Path], limits: Limits,
+            route: Callable[[Request], Response] | None = None) -> Iterator[Running]:
     calls: list[Request] = []
 
     def echo(request: Request) -> Response:
@@ -140,7 +142,8 @@ def test_a_trickling_client_is_dropped_at_the_request_timeout_and_frees_its_work
         started = time.monotonic()
         tricklers = [web.connect() for _ in range(2)]
         times: list[float] = []
-        threads = [threading.Thread(target=lambda s=s: times.append(dropped_after(s, byte, started))) for s in tricklers]
+        threads = [threading.Thread(target=lambda s=s: times.append(dropped_after(s, byte, started)))
+                   for s in tricklers]
         for t in threads:
             t.start()
         time.sleep(0.3)  # both workers are now busy with the tricklers

@@ -67,7 +67,8 @@ class Webhook:
         self.kubeconfig = self.workdir / "kubeconfig"
         plane._write_kubeconfig(
             self.kubeconfig,
-            [{"name": "plane", "cluster": {"server": plane.url, "certificate-authority-data": testbed.b64(plane.server_ca_pem)}}],
+            [{"name": "plane", "cluster": {"server": plane.url,
+                                           "certificate-authority-data": testbed.b64(plane.server_ca_pem)}}],
             [{"name": "webhook", "user": {"client-certificate-data": testbed.b64(client.cert_pem),
                                           "client-key-data": testbed.b64(client.key_pem)}}],
             [{"name": "webhook", "context": {"cluster": "plane", "user": "webhook"}}], "webhook")
