@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -216,5 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_script() -> None:
+    # SIGTERM ends the process like an exit, so that cleanups still run: the official client writes
+    # kubeconfig key data to private temporary files and removes them only at exit.
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     sys.exit(main())
 

@@ -11,7 +11,7 @@ import argparse
 import re
 from dataclasses import dataclass
 
-from aicr_core.flags import parse_duration
+from aicr_core import duration
 
 _GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
@@ -62,13 +62,14 @@ def parse_request_timeout(text: str) -> float:
     """kubectl's ParseTimeout: whole seconds (`30`), or a Go duration (`2s`, `1m`); 0 means none."""
     if re.fullmatch(r"[0-9]+", text):
         return float(int(text))
-    if text.startswith("-"):
-        raise argparse.ArgumentTypeError(f"invalid request timeout {text!r}: must not be negative")
     try:
-        return parse_duration(text).total_seconds()
-    except argparse.ArgumentTypeError:
+        nanoseconds = duration.parse(text)
+    except ValueError:
         raise argparse.ArgumentTypeError(
             f"invalid request timeout {text!r}: use whole seconds or a duration such as 1s, 2m or 3h") from None
+    if nanoseconds < 0:
+        raise argparse.ArgumentTypeError(f"invalid request timeout {text!r}: must not be negative")
+    return nanoseconds / 1e9
 
 
 def add_connection_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

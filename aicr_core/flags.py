@@ -20,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, NoReturn
 
 from aicr_core import duration
+from aicr_core.connection_flags import add_connection_flags
 from aicr_core.errors import HelpRequested, UsageError
 
 REASON_MAX = 1024
@@ -198,8 +199,6 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")
-    from aicr_core.connection_flags import add_connection_flags  # it imports this module's parse_duration
-
     add_connection_flags(parser.add_argument_group("kubectl's connection flags, accepted by every command"))
 
 

@@ -174,3 +174,26 @@ def test_no_secret_is_ever_printed(aicr: Aicr, tmp_path: Path, failure: str) -> 
                      "TLS failure": "UNAVAILABLE"}[failure]
     codes = {line.split("]")[0] + "]" for _, _, _, line, _, _ in results}
     compare(codes, expected={f"error: [{expected_code}]"})
+
+
+def test_sigterm_leaves_no_credential_file_behind(kubectl: str, tmp_path: Path) -> None:
+    """The client writes key data to temporary files; a terminated command still removes them."""
+    from conftest import aicr_env
+
+    with fake_apiserver(tmp_path, [Silent()]) as server:
+        client = server.client_certificate("mallory")
+        kc = server.kubeconfig(tmp_path / "kc", {"client-certificate-data": testbed.b64(client.cert_pem),
+                                                 "client-key-data": testbed.b64(client.key_pem)})
+        tmp = tmp_path / "tmp"
+        tmp.mkdir()
+        marker = f"sigterm-test-{os.getpid()}"  # pkill matches this command only
+        proc = subprocess.Popen([kubectl, "aicr", "describe", R, "--operator-namespace", marker],
+                                env=aicr_env(tmp_path, kc, TMPDIR=str(tmp)), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while not server.accepted and time.monotonic() < deadline:  # it holds the key files while it waits
+            time.sleep(0.05)
+        assert server.accepted and list(tmp.iterdir()), "the command never got as far as connecting"
+        subprocess.run(["pkill", "-TERM", "-f", f"kubectl-aicr describe {R} --operator-namespace {marker}"])
+        _, stderr = proc.communicate(timeout=20)
+    compare((sorted(p.name for p in tmp.iterdir()), "Traceback" in stderr), expected=([], False))
