@@ -25,6 +25,8 @@ import yaml
 from admission_testbed import Webhook
 from testfixtures import compare
 
+from aicr_core.errors import AicrError
+
 import testbed
 from conftest import BIN, Aicr, error_line
 from plugin_env import EXAMPLES, PluginPath
@@ -380,3 +382,30 @@ def test_the_shipped_manifests_are_accepted_by_the_api_server(plane: testbed.Con
                          input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False)
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     assert "deployment.apps/aicr-admission created (server dry run)" in proc.stdout, proc.stdout
+
+
+def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
+        plane: testbed.ControlPlane, webhook: Webhook, set_policy: SetPolicy, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a pod: the official client's in-cluster loader, a real service-account token from the API server."""
+    from kubernetes.config import incluster_config
+
+    from aicr_admission.main import connect
+    from aicr_commands import _rollouts
+
+    set_policy(OPEN)
+    token = plane.kubectl("create", "token", "aicr-admission", "-n", "aicr-system").stdout.strip()
+    (tmp_path / "token").write_text(token)
+    (tmp_path / "ca.crt").write_bytes(plane.server_ca_pem)
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(tmp_path / "token"))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(tmp_path / "ca.crt"))
+    host, port = plane.url.removeprefix("https://").split(":")
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
+    cluster = connect(None)
+    compare(cluster.whoami().username, expected="system:serviceaccount:aicr-system:aicr-admission")
+    text, source = _rollouts.read_policy_file(cluster, "aicr-system")
+    assert text is not None and "change-window" in text and source.startswith("ConfigMap aicr-system/"), text
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    with pytest.raises(AicrError, match=r"\[KUBECONFIG\] no --kubeconfig, and not running in a pod"):
+        connect(None)
