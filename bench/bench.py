@@ -223,11 +223,12 @@ def policies(runs: int, aicr: str, plane: Any, seed: Any, env: dict[str, str]) -
         "metadata": {"name": "aicr-approval-policy", "namespace": namespace}}))
     report = json.dumps(testbed.SAMPLE_REPORT)
     admin = dict(env, KUBECONFIG=str(plane.kubeconfig_for("admin")))
+    admin_seed = testbed.Seeder(plane, user="admin")  # the operator's role covers aicr-system only
     got = measure(runs, {
         "kubectl-aicr approve (no policy file)":
             lambda: [aicr, "approve", seed.rollout(report=report), "--reason", "CHG-1 bench"],
         "kubectl-aicr approve (7 built-in policies active)":
-            lambda: [aicr, "approve", seed.rollout(report=report, namespace=namespace), "--reason", "CHG-1 bench",
+            lambda: [aicr, "approve", admin_seed.rollout(report=report, namespace=namespace), "--reason", "CHG-1 bench",
                      "--operator-namespace", namespace],
     }, admin)
     print(f"\nApproval policies, fresh rollouts with a verified report, median of {runs} runs (wall time, peak RSS):")

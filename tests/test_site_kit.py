@@ -52,6 +52,15 @@ def test_every_name_of_the_plugin_module_resolves_and_loads_only_what_it_needs()
         plugin.NoSuchName  # noqa: B018
 
 
+def test_the_old_import_paths_keep_working() -> None:
+    """Plugins written before aicr_core.plugin existed import these from where they were."""
+    from aicr_core import hookspecs, kube
+    from aicr_core.policy import PolicyContext, Violation, hookimpl
+
+    compare((kube.Identity, Violation, PolicyContext, hookimpl),
+            expected=(hookspecs.Identity, hookspecs.Violation, hookspecs.PolicyContext, hookspecs.hookimpl))
+
+
 def test_the_site_example_imports_only_from_the_plugin_module() -> None:
     for source in (EXAMPLES / "aicr-site-example" / "aicr_site_example").glob("*.py"):
         modules = re.findall(r"^\s*(?:from|import) (aicr_core[.\w]*|cliff[.\w]*)", source.read_text(), re.M)
