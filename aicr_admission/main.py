@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import logging
 import math
 import signal
 import sys
@@ -48,6 +49,22 @@ class JsonLog:
         with self._lock:
             self.stream.write(text + "\n")
             self.stream.flush()
+
+
+class LibraryLog(logging.Handler):
+    """What libraries log (urllib3, the Kubernetes client) becomes JSON lines too, warnings and up.
+
+    Installed as the only root handler once connected: `kube.connect` collects
+    the client's log records to report them as its error, which a command
+    needs once and a long-running server must not keep doing.
+    """
+
+    def __init__(self, log: JsonLog) -> None:
+        super().__init__(logging.WARNING)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.log("library", level=record.levelname.lower(), logger=record.name, error=record.getMessage()[:2000])
 
 
 def parser() -> argparse.ArgumentParser:
@@ -132,6 +149,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     except (OSError, ValueError) as err:
         raise AicrError(Code.USAGE, f"cannot load the serving certificate: {err}") from None
     base = connect(args.kubeconfig)
+    logging.getLogger().handlers[:] = [LibraryLog(log)]
     namespace = args.operator_namespace
 
     def session() -> Cluster:

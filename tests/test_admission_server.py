@@ -154,14 +154,15 @@ def test_a_trickling_client_is_dropped_at_the_request_timeout_and_frees_its_work
         for sock in tricklers:
             sock.close()
     compare(status, expected=200)
-    assert all(0.9 <= t <= 1.8 for t in times), times  # dropped at the timeout, not before, not much after
-    assert 0.9 <= honest <= 2.0, honest  # it waited for a worker, which the deadline freed
+    # Dropped at the timeout, not before, and long before they would stop (10 s); margins for a busy machine.
+    assert all(0.9 <= t <= 2.5 for t in times), times
+    assert 0.9 <= honest <= 3.0, honest  # it waited for a worker, which the deadline freed
     compare(web.calls and len(web.calls), expected=1)  # the tricklers never reached the route
     assert any(msg == "bad request" and "timed out" in str(f.get("error")) for msg, f in web.logs), web.logs
 
 
 def test_a_client_that_stalls_the_tls_handshake_is_dropped_without_blocking_others(pki: dict[str, Path]) -> None:
-    with running(pki, Limits(request_timeout=5.0, handshake_timeout=1.0, max_inflight=4)) as web:
+    with running(pki, Limits(request_timeout=6.0, handshake_timeout=2.0, max_inflight=4)) as web:
         started = time.monotonic()
         silent = web.connect(handshake=False)  # connects, never says hello
         hello = web.connect(handshake=False)
@@ -178,9 +179,9 @@ def test_a_client_that_stalls_the_tls_handshake_is_dropped_without_blocking_othe
         partial.join()
         silent.close()
         hello.close()
-    assert honest < 0.8, honest
-    assert 0.9 <= silent_after <= 1.8, silent_after
-    assert 0.9 <= times[0] <= 1.8, times  # a handshake trickled byte by byte: one deadline for all of it
+    assert honest < 1.5, honest  # not held up by the silent client's handshake
+    assert 1.9 <= silent_after <= 3.5, silent_after
+    assert 1.9 <= times[0] <= 3.5, times  # a handshake trickled byte by byte: one deadline for all of it
     assert sum(msg == "connection dropped" and "handshake" in str(f.get("error")) for msg, f in web.logs) == 2, web.logs
 
 
