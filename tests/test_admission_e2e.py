@@ -207,6 +207,22 @@ def test_an_override_written_by_the_cli_passes_admission(aicr: Aicr, plane: test
     refused(raw_patch(plane, "alice", other, {"approval": approval()}), DENIED_BY, "change-window: it is ")
 
 
+def test_acknowledgements_and_revocations_by_the_cli_pass_admission_with_their_overrides(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    """Four eyes: bob approved; his acknowledgement and revocation pass only with the override the CLI records."""
+    set_policy({"four-eyes": {"overridable": True, "revoke": True}})
+    bob_approved = {"user": "bob", "expires": now_plus(hours=2), "reason": "CHG-1 upgrade"}
+    name = seed.rollout(phase="AwaitingAcknowledgement", approval=bob_approved, awaiting_release="nvsentinel")
+    entry = {"release": "nvsentinel", "user": "bob", "time": now_plus()}
+    refused(raw_patch(plane, "bob", name, {"acknowledgements": [entry]}), DENIED_BY,
+            "four-eyes: bob approved this rollout, so someone else must acknowledge it")
+    for args in (["acknowledge", name], ["revoke", name, "--reason", "CHG-2 stop"]):
+        proc = as_user(aicr, plane, "bob", *args, "--override", "four-eyes")
+        compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare([(d["actions"], d["verdict"], d["overridden"]) for d in hook.decisions(name)], expected=[
+        (["acknowledge"], "deny", []), (["acknowledge"], "allow", ["four-eyes"]), (["revoke"], "allow", ["four-eyes"])])
+
+
 def test_an_expired_approval_written_by_a_raw_patch_is_refused(plane: testbed.ControlPlane, seed: testbed.Seeder,
                                                               hook: Webhook) -> None:
     name = seed.rollout()
