@@ -130,7 +130,6 @@ def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_as
         except AicrError as err:
             refusals.append(AicrError(Code.POLICY_ERROR, f"cannot read the assessment report: {err.message}; "
                                       "refusing (fail closed)"))
-            answer.violated.append("assessment")
             continue
         decision = engine.decide(action, rollout=before, user=user, context=context, overrides=overrides,
                                  **proposed)
