@@ -70,8 +70,9 @@ class AicrApp(App):
         return parser
 
     def configure_logging(self) -> None:
-        """What stevedore and cliff log (a CommandHook that failed to load, say) becomes a `warning:` line."""
-        for name in ("stevedore", "cliff"):
+        """What stevedore, cliff and our own `aicr` loggers log (a CommandHook that failed to load, a
+        text layout that failed, say) becomes a `warning:` line."""
+        for name in ("stevedore", "cliff", "aicr"):
             logger = logging.getLogger(name)
             for old in [h for h in logger.handlers if isinstance(h, _WarningLines)]:
                 logger.removeHandler(old)

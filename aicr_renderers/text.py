@@ -9,7 +9,7 @@ forge a line or steer the terminal.
 """
 from __future__ import annotations
 
-import warnings
+import logging
 from typing import TextIO
 
 from aicr_core import plugins
@@ -25,8 +25,9 @@ class TextRenderer(Renderer):
         try:
             lines = find_layout(result.kind)(data)
         except Exception as err:  # noqa: BLE001 - the command has run (maybe written): still show its result
-            warnings.warn(f"the text layout of {result.kind!r} failed ({type(err).__name__}: {err}); "
-                          "showing the result as key: value lines", stacklevel=1)
+            logging.getLogger("aicr.renderers.text").warning(
+                "the text layout of %r failed (%s: %s); showing the result as key: value lines",
+                result.kind, type(err).__name__, err)
             lines = generic(data)
         text = "\n".join(lines)
         out.write(safe(text) + ("\n" if text else ""))

@@ -175,5 +175,6 @@ def test_a_kind_without_a_layout_or_with_a_broken_one_is_still_printed(aicr: Aic
     proc = run("nolayout")
     compare((proc.returncode, proc.stdout, proc.stderr), expected=(0, "answer: 42\nnested:\n  a: b\n", ""))
     proc = run("facts")
-    compare((proc.returncode, proc.stdout), expected=(0, "answer: 42\n"), suffix=proc.stderr)
-    assert "the text layout of 'Facts' failed (RuntimeError: layout bug)" in proc.stderr, proc.stderr
+    compare((proc.returncode, proc.stdout, proc.stderr), expected=(
+        0, "answer: 42\n", "warning: the text layout of 'Facts' failed (RuntimeError: layout bug); showing the "
+                           "result as key: value lines\n"))
