@@ -175,14 +175,17 @@ def _clock_refusals(adds: api.Added, now: datetime) -> list[str]:
 
 
 def _deny(answer: Answer, error: AicrError, all_errors: list[AicrError] | None = None) -> Answer:
-    """Deny with the CLI's own words: `[CODE] message: detail; detail`."""
+    """Deny with the CLI's own words: `[CODE] message`, then one line per detail (a violated policy, say).
+
+    The API server shows the user `admission webhook "..." denied the request: <message>`;
+    `kubectl aicr` prints the lines after the first as indented details, as for its own check.
+    """
     answer.allowed = False
     answer.code = str(error.code)
-    parts = []
+    lines: list[str] = []
     for err in all_errors or [error]:
-        details = "; ".join(err.details)
         code = "" if err.code == Code.ADMISSION_DENIED else f"[{err.code}] "  # the webhook's own refusals: no code
-        parts.append(f"{code}{err.message}" + (f": {details}" if details else ""))
-    answer.message = " | ".join(dict.fromkeys(parts))
+        lines += [f"{code}{err.message}", *err.details]
+    answer.message = "\n".join(dict.fromkeys(lines))
     answer.violated = sorted(set(answer.violated))
     return answer

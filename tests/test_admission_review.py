@@ -160,12 +160,12 @@ def test_what_cel_cannot_check_is_checked_with_the_servers_clock(spec: dict[str,
 def test_a_refusal_names_the_policy_and_its_message_as_the_cli_does() -> None:
     answer = decide(adding(approval=APPROVAL), engine({"spy": Spy(refuse=True)}))
     compare((answer.allowed, answer.code, answer.violated), expected=(False, "POLICY_DENIED", ["spy"]))
-    compare(answer.message, expected="[POLICY_DENIED] 1 policy violation(s); nothing was written: spy: refused approve")
+    compare(answer.message, expected="[POLICY_DENIED] 1 policy violation(s); nothing was written\nspy: refused approve")
 
 
 @pytest.mark.parametrize("plugin, words", [
-    (Raises(), "[POLICY_ERROR] a policy failed; refusing (fail closed): bad: raised RuntimeError: ticket system down"),
-    (ReturnsJunk(), "[POLICY_ERROR] a policy failed; refusing (fail closed): bad: returned str, not a Violation"),
+    (Raises(), "[POLICY_ERROR] a policy failed; refusing (fail closed)\nbad: raised RuntimeError: ticket system down"),
+    (ReturnsJunk(), "[POLICY_ERROR] a policy failed; refusing (fail closed)\nbad: returned str, not a Violation"),
 ])
 def test_a_policy_that_raises_or_returns_junk_denies(plugin: object, words: str) -> None:
     answer = decide(adding(approval=APPROVAL), engine({"bad": plugin, "spy": Spy()}))
@@ -181,7 +181,7 @@ def test_a_policy_that_did_not_load_denies() -> None:
 
     answer = decide(adding(approval=APPROVAL), engine({"typo": Misspelt(), "spy": Spy()}))
     compare((answer.allowed, answer.code, answer.violated), expected=(False, "POLICY_ERROR", ["typo"]))
-    assert answer.message.startswith("[POLICY_ERROR] policy plugins failed to load; refusing (fail closed): typo: "), \
+    assert answer.message.startswith("[POLICY_ERROR] policy plugins failed to load; refusing (fail closed)\ntypo: "), \
         answer.message
 
 
