@@ -283,7 +283,10 @@ def server_message(err: ApiException) -> str:
 
 
 def api_error(err: ApiException) -> AicrError:
-    status, message = err.status or 0, server_message(err)
+    status, text = err.status or 0, server_message(err)
+    # A message of several lines (our admission webhook's: the verdict, then one line per violated
+    # policy) is shown as the CLI shows its own refusals: the first line, then indented details.
+    message, *details = [line.strip() for line in text.splitlines() if line.strip()] or [text]
     if status == 0:  # the client reports transport failures (TLS, say) as status 0: "SSLError\n<detail>"
         kind, _, detail = (err.reason or "").partition("\n")
         detail = _first_line(detail or kind)
@@ -291,20 +294,20 @@ def api_error(err: ApiException) -> AicrError:
             return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {detail}")
         return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {detail}")
     if status == 401:
-        return AicrError(Code.UNAUTHORIZED, f"the API server rejected the credentials: {message}")
+        return AicrError(Code.UNAUTHORIZED, f"the API server rejected the credentials: {message}", details)
     if status == 403 and not _is_admission(message):
-        return AicrError(Code.FORBIDDEN, message)
+        return AicrError(Code.FORBIDDEN, message, details)
     if status in (403, 422) or (status == 400 and _is_admission(message)):
-        return AicrError(Code.ADMISSION_DENIED, message)
+        return AicrError(Code.ADMISSION_DENIED, message, details)
     if status == 404:
-        return AicrError(Code.NOT_FOUND, message)
+        return AicrError(Code.NOT_FOUND, message, details)
     if status == 409:
-        return AicrError(Code.CONFLICT, message)
+        return AicrError(Code.CONFLICT, message, details)
     if status == 504 or "Timeout" in (err.reason or ""):
-        return AicrError(Code.TIMEOUT, message)
+        return AicrError(Code.TIMEOUT, message, details)
     if status >= 500 or status == 429:
-        return AicrError(Code.UNAVAILABLE, message)
-    return AicrError(Code.UNAVAILABLE, f"unexpected answer from the API server: {message}")
+        return AicrError(Code.UNAVAILABLE, message, details)
+    return AicrError(Code.UNAVAILABLE, f"unexpected answer from the API server: {message}", details)
 
 
 def _is_admission(message: str) -> bool:

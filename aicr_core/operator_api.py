@@ -355,6 +355,41 @@ def _parse_record(r: _Reader) -> TransitionRecord:
                             steps("beforeApply"), steps("afterApply"))
 
 
+# -- what one update adds (an admission webhook compares the object before and after) ----------
+
+@dataclass(frozen=True)
+class Added:
+    """What an update of a rollout adds that people write: its approval, revocation, acknowledgements, overrides.
+
+    "Added" as the CRD's rules and the admission policy count it: an approval
+    or a revocation that was not there before, list entries that are not in the
+    old list (entries never change, so an entry is compared as a whole).
+    """
+
+    approval: Approval | None = None
+    revocation: Revocation | None = None
+    acknowledgements: tuple[Acknowledgement, ...] = ()
+    overrides: tuple[Override, ...] = ()
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.approval or self.revocation or self.acknowledgements)
+
+
+def added(before: Rollout, after: Rollout) -> Added:
+    """What `after` (the object an update would store) adds to `before` (the stored object)."""
+    def new(parsed: tuple[Any, ...], stored: tuple[Mapping[str, Any], ...],
+            old: tuple[Mapping[str, Any], ...]) -> tuple[Any, ...]:
+        return tuple(value for value, raw in zip(parsed, stored, strict=True) if raw not in old)
+
+    return Added(
+        approval=after.approval if before.approval is None else None,
+        revocation=after.revocation if before.revocation is None else None,
+        acknowledgements=new(after.acknowledgements, after.stored_acknowledgements, before.stored_acknowledgements),
+        overrides=new(after.overrides, after.stored_overrides, before.stored_overrides),
+    )
+
+
 # -- writes: each carries the resourceVersion read, so a lost race is a 409 -------------
 
 def _conditional(rollout: Rollout, spec: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,260 @@
+"""`aicr-admission`: the command line, the routes, the structured log, signals.
+
+Flags are named as Kubernetes components name them (kube-apiserver's
+`--tls-cert-file`, `--secure-port`, `--request-timeout`,
+`--shutdown-delay-duration`, ...); durations are Go durations (`5s`, `1m`).
+Every log line is one JSON object on stderr; each decided write gets exactly
+one (`"msg": "decision"`: user, rollout, actions, verdict, violated policies),
+never a token, the user's extra attributes or the object.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import logging
+import math
+import signal
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from types import FrameType
+from typing import IO, TYPE_CHECKING, Any
+
+from aicr_core.errors import AicrError, Code, UsageError
+
+if TYPE_CHECKING:
+    from aicr_admission.policy_source import PolicySource
+    from aicr_admission.server import Request, Response
+    from aicr_core import operator_api as api
+    from aicr_core.kube import Cluster
+
+DEFAULT_PORT = 8443
+READ_SECONDS = 2.0  # each read of the API server (the policy file, an assessment report)
+
+
+class JsonLog:
+    """One JSON object per line; lines from several threads never interleave."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, msg: str, level: str = "info", **fields: Any) -> None:
+        now = datetime.now(timezone.utc)
+        line = {"time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z", "level": level,
+                "msg": msg, **{k: v for k, v in fields.items() if v is not None}}
+        text = json.dumps(line, ensure_ascii=False, default=str)
+        with self._lock:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+
+class LibraryLog(logging.Handler):
+    """What libraries log (urllib3, the Kubernetes client) becomes JSON lines too, warnings and up.
+
+    Installed as the only root handler once connected: `kube.connect` collects
+    the client's log records to report them as its error, which a command
+    needs once and a long-running server must not keep doing.
+    """
+
+    def __init__(self, log: JsonLog) -> None:
+        super().__init__(logging.WARNING)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.log("library", level=record.levelname.lower(), logger=record.name, error=record.getMessage()[:2000])
+
+
+def parser() -> argparse.ArgumentParser:
+    from aicr_core.flags import parse_duration
+
+    def seconds(text: str) -> float:
+        return parse_duration(text).total_seconds()
+
+    def size(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError("must be at least 1")
+        return value
+
+    p = argparse.ArgumentParser(
+        prog="aicr-admission", allow_abbrev=False,
+        description="Validating admission webhook: runs the approval policies of kubectl aicr (aicr.policies "
+                    "plugins and the cluster's policy file) on every write that adds an approval, a revocation "
+                    "or an acknowledgement. Serves POST /validate (AdmissionReview v1), GET /healthz, /readyz.")
+    p.add_argument("--tls-cert-file", required=True, metavar="PATH",
+                   help="serving certificate (PEM; with intermediates after it); reloaded when it changes")
+    p.add_argument("--tls-private-key-file", required=True, metavar="PATH", help="its private key (PEM)")
+    p.add_argument("--bind-address", default="0.0.0.0", metavar="IP", help="address to listen on (default 0.0.0.0)")
+    p.add_argument("--secure-port", type=int, default=DEFAULT_PORT, metavar="PORT",
+                   help=f"HTTPS port (default {DEFAULT_PORT}; 0 picks a free one and logs it)")
+    p.add_argument("--kubeconfig", metavar="PATH",
+                   help="credentials to read the policy file; without it, the pod's service account")
+    p.add_argument("--operator-namespace", default="aicr-system", metavar="NAMESPACE",
+                   help="where the policy file (ConfigMap aicr-approval-policy) lives (default aicr-system)")
+    p.add_argument("--request-timeout", type=seconds, default=5.0, metavar="DURATION",
+                   help="the whole of one request: TLS handshake, headers, body, decision (default 5s)")
+    p.add_argument("--tls-handshake-timeout", type=seconds, default=3.0, metavar="DURATION",
+                   help="the TLS handshake (default 3s)")
+    p.add_argument("--max-request-bytes", type=size, default=4 * 1024 * 1024, metavar="BYTES",
+                   help="largest request body accepted (default 4 MiB)")
+    p.add_argument("--max-requests-inflight", type=size, default=16, metavar="N",
+                   help="connections served at once; more wait (default 16)")
+    p.add_argument("--policy-refresh-interval", type=seconds, default=2.0, metavar="DURATION",
+                   help="how often the policy file is re-read (default 2s)")
+    p.add_argument("--shutdown-delay-duration", type=seconds, default=0.0, metavar="DURATION",
+                   help="after SIGTERM, keep serving this long while /readyz fails, so endpoints drain (default 0s)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    log = JsonLog(sys.stderr)
+    try:
+        args = parse_args(argv)
+        return run(args, log)
+    except AicrError as err:
+        log("cannot start", level="error", error=str(err), details=err.details or None)
+        return err.exit_code
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # `error: [USAGE] ...`, exit 2, as the CLI
+            raise UsageError(message)
+
+    p = parser()
+    p.__class__ = Parser
+    args = p.parse_args(argv)
+    if not 0 <= args.secure_port <= 65535:
+        raise UsageError(f"--secure-port {args.secure_port} is not a port")
+    for flag in ("request_timeout", "tls_handshake_timeout", "policy_refresh_interval"):
+        if not 0 < getattr(args, flag) < math.inf:
+            raise UsageError(f"--{flag.replace('_', '-')} must be positive")
+    return args
+
+
+def run(args: argparse.Namespace, log: JsonLog) -> int:
+    from aicr_admission.policy_source import PolicySource
+    from aicr_admission.server import Limits, Server, ServingCertificate
+    from aicr_commands import _rollouts
+    from aicr_core.policy import load_policies
+
+    try:
+        certificate = ServingCertificate(args.tls_cert_file, args.tls_private_key_file, log)
+    except (OSError, ValueError) as err:
+        raise AicrError(Code.USAGE, f"cannot load the serving certificate: {err}") from None
+    base = connect(args.kubeconfig)
+    logging.getLogger().handlers[:] = [LibraryLog(log)]
+    namespace = args.operator_namespace
+
+    def session() -> Cluster:
+        """A session on the shared connection pool with a deadline of its own (one per read)."""
+        from aicr_core.deadline import Deadline
+
+        cluster = copy.copy(base)
+        cluster.deadline = Deadline(READ_SECONDS)
+        return cluster
+
+    loaded = load_policies()
+    log("policies loaded", policies=sorted(loaded.plugins), failed=dict(sorted(loaded.failures.items())) or None,
+        level="error" if loaded.failures else "info")
+    source = PolicySource(loaded, lambda: _rollouts.read_policy_file(session(), namespace),
+                          interval=args.policy_refresh_interval, log=log)
+
+    def read_assessment(rollout: api.Rollout) -> api.Assessment:
+        return _rollouts.read_assessment(session(), namespace, rollout)
+
+    stopping, stop = threading.Event(), threading.Event()
+    webhook = Webhook(source, read_assessment, log, stopping)
+    limits = Limits(args.request_timeout, args.tls_handshake_timeout, args.max_request_bytes,
+                    args.max_requests_inflight)
+    try:
+        server = Server(args.bind_address, args.secure_port, certificate.context, webhook.routes(), limits, log)
+    except OSError as err:
+        raise AicrError(Code.USAGE, f"cannot listen on {args.bind_address}:{args.secure_port}: {err}") from None
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if stopping.is_set():
+            return
+        stopping.set()  # /readyz fails from now on
+        log("shutting down", signal=signal.Signals(signum).name, delaySeconds=args.shutdown_delay_duration)
+        threading.Timer(args.shutdown_delay_duration, stop.set).start()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    source.start(stop)
+    log("serving", address=args.bind_address, port=server.port, namespace=namespace, state=source.state())
+    server.serve(stop)
+    log("stopped")
+    return 0
+
+
+def connect(kubeconfig: str | None) -> Cluster:
+    """A session from --kubeconfig, else from the pod's service account (the official client's in-cluster loader)."""
+    from aicr_core import kube
+    from aicr_core.deadline import Deadline
+
+    if kubeconfig:
+        return kube.connect(kubeconfig, None, Deadline(30.0))
+    from kubernetes.client import Configuration
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.incluster_config import load_incluster_config
+
+    from aicr_core.kubeconfig import Impersonation, Settings
+
+    configuration = Configuration()
+    configuration.retries = False
+    try:
+        load_incluster_config(client_configuration=configuration)  # re-reads the projected token as it rotates
+    except ConfigException as err:
+        raise AicrError(Code.KUBECONFIG, f"no --kubeconfig, and not running in a pod: {err}") from None
+    return kube.Cluster(Settings(configuration, Impersonation(), "the pod's service account"), Deadline(30.0))
+
+
+class Webhook:
+    """The routes: POST /validate, GET /healthz, GET /readyz."""
+
+    def __init__(self, source: PolicySource, read_assessment: Any, log: JsonLog, stopping: threading.Event) -> None:
+        self.source, self.read_assessment, self.log, self.stopping = source, read_assessment, log, stopping
+
+    def routes(self) -> dict[tuple[str, str], Any]:
+        return {("POST", "/validate"): self.validate, ("GET", "/healthz"): self.healthz,
+                ("GET", "/readyz"): self.readyz}
+
+    def validate(self, request: Request) -> Response:
+        from aicr_admission import review
+        from aicr_admission.server import Response
+
+        try:
+            admission = review.request_of(json.loads(request.body))
+        except (ValueError, review.BadReview) as err:
+            self.log("bad admission review", level="warning", error=str(err))
+            return Response.text(f"bad AdmissionReview: {err}", 400)
+        answer = review.decide(admission, self.source.engine(), self.read_assessment)
+        now = time.monotonic()
+        # durationMs: from accepting the connection to the answer (TLS handshake, transfer and decision);
+        # decideMs: the decision alone.
+        self.log("decision", **answer.log_fields(), durationMs=round((now - request.started) * 1000, 1),
+                 decideMs=round((now - request.received) * 1000, 1))
+        return Response.json(answer.response())
+
+    def healthz(self, request: Request) -> Response:
+        from aicr_admission.server import Response
+
+        return Response.text("ok")
+
+    def readyz(self, request: Request) -> Response:
+        from aicr_admission.server import Response
+
+        if self.stopping.is_set():
+            return Response.text("shutting down", 503)
+        return Response.text(self.source.state())
+
+
+def console_script() -> None:
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""One AdmissionReview in, one verdict out: the hook calls `kubectl aicr` makes, from the request.
+
+What the CLI passes to a policy, the webhook builds from the request:
+
+- `rollout`: the stored object (`oldObject`), as the CLI reads it before writing;
+- the approval, revocation or acknowledgement the update adds (`object`
+  compared with `oldObject`), as the CLI builds it before writing;
+- `user`: the username and groups the API server reports (`userInfo`), as the
+  CLI's SelfSubjectReview reports them;
+- `context`: command `admission`, no flags, and the one instant of the decision;
+- overrides the write records for that user and action (`kubectl aicr
+  --override` records them in the same write), applied exactly as the CLI
+  applies `--override`;
+- `assessment`: read and verified as the CLI does, and only when an active
+  policy asks for it.
+
+It also checks with the server's clock what CEL cannot: an approval must
+expire in the future, a revocation's and an acknowledgement's time must be
+within a minute of now. Everything fails closed: a policy file that cannot be
+read or does not validate, a policy that did not load, raises or returns junk,
+an object that cannot be parsed all deny, saying why.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from aicr_core import clock
+from aicr_core import operator_api as api
+from aicr_core.errors import AicrError, Code
+from aicr_core.hookspecs import Identity, PolicyContext
+from aicr_core.policy import PolicyEngine
+
+COMMAND = "admission"
+CLOCK_SKEW = timedelta(minutes=1)  # how far a revocation's or acknowledgement's time may be from now
+
+ReadAssessment = Callable[[api.Rollout], api.Assessment]
+
+
+@dataclass
+class Answer:
+    """The verdict on one request, and what the decision log line says about it."""
+
+    uid: str
+    allowed: bool
+    message: str = ""
+    code: str | None = None
+    user: str = ""
+    rollout: str = ""
+    actions: list[str] = field(default_factory=list)
+    violated: list[str] = field(default_factory=list)  # policies that refused (or failed)
+    overridden: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    policy_file: str | None = None  # digest of the policy file the decision followed
+
+    def response(self) -> dict[str, Any]:
+        """The AdmissionReview sent back to the API server."""
+        body: dict[str, Any] = {"uid": self.uid, "allowed": self.allowed}
+        if not self.allowed:
+            # The API server shows the user: admission webhook "<name>" denied the request: <message>
+            body["status"] = {"code": 403, "reason": "Forbidden", "message": self.message}
+        if self.warnings:
+            body["warnings"] = [w if len(w) <= 256 else w[:253] + "..." for w in self.warnings]
+        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": body}
+
+    def log_fields(self) -> dict[str, Any]:
+        """The decision log line: never a token, the user's extra attributes or the object."""
+        return {"uid": self.uid, "user": self.user, "rollout": self.rollout, "actions": self.actions,
+                "verdict": "allow" if self.allowed else "deny", "code": self.code, "violated": self.violated,
+                "overridden": self.overridden, "dryRun": self.dry_run, "policyFile": self.policy_file,
+                "message": self.message or None}
+
+
+class BadReview(Exception):
+    """The body is not an AdmissionReview request: answered 400 (the API server then applies failurePolicy)."""
+
+
+def request_of(review: Any) -> Mapping[str, Any]:
+    """The `request` of an admission.k8s.io/v1 AdmissionReview, or BadReview."""
+    if not isinstance(review, Mapping) or review.get("apiVersion") != "admission.k8s.io/v1" \
+            or review.get("kind") != "AdmissionReview":
+        raise BadReview("not an admission.k8s.io/v1 AdmissionReview")
+    request = review.get("request")
+    if not isinstance(request, Mapping) or not isinstance(request.get("uid"), str) or not request["uid"]:
+        raise BadReview("the AdmissionReview has no request with a uid")
+    return request
+
+
+def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_assessment: ReadAssessment,
+           now: datetime | None = None) -> Answer:
+    """The verdict on `request`; `engine` is the policy engine, or why there is none (every write denied)."""
+    now = now or clock.now()
+    raw_info = request.get("userInfo")
+    info: Mapping[str, Any] = raw_info if isinstance(raw_info, Mapping) else {}
+    username = info["username"] if isinstance(info.get("username"), str) else ""
+    groups = tuple(g for g in info.get("groups") or () if isinstance(g, str))
+    answer = Answer(str(request["uid"]), False, user=username, rollout=str(request.get("name") or ""),
+                    dry_run=request.get("dryRun") is True)
+    if isinstance(engine, PolicyEngine):
+        answer.policy_file = engine.digest
+    try:
+        before = api.parse_rollout(request.get("oldObject") or {})
+        after = api.parse_rollout(request.get("object") or {})
+    except AicrError as err:
+        return _deny(answer, err)
+    adds = api.added(before, after)
+    proposals = _proposals(adds)
+    answer.actions = [action for action, _ in proposals]
+    if not proposals:  # nothing a person writes (the webhook's matchConditions should not have sent it)
+        answer.allowed = True
+        return answer
+    if not username:
+        return _deny(answer, AicrError(Code.ADMISSION_DENIED, "the request names no user"))
+    stale = _clock_refusals(adds, now)
+    if stale:
+        return _deny(answer, AicrError(Code.ADMISSION_DENIED, "; ".join(stale)))
+    if isinstance(engine, AicrError):
+        return _deny(answer, engine)
+    user = Identity(username, groups)
+    context = PolicyContext(COMMAND, {}, now=now)
+    refusals: list[AicrError] = []
+    for action, proposed in proposals:
+        overrides = [name for o in adds.overrides if o.user == username and o.action == action for name in o.policies]
+        try:
+            if action == "approve" and engine.wants("approve", "assessment"):
+                proposed["assessment"] = read_assessment(before)
+        except AicrError as err:
+            refusals.append(AicrError(Code.POLICY_ERROR, f"cannot read the assessment report: {err.message}; "
+                                      "refusing (fail closed)"))
+            continue
+        decision = engine.decide(action, rollout=before, user=user, context=context, overrides=overrides,
+                                 **proposed)
+        answer.warnings += decision.warnings()
+        answer.overridden += decision.overridden
+        answer.violated += [o.policy for o in decision.outcomes if o.verdict in ("deny", "error")]
+        if decision.error is not None:  # the engine's own: plugins that did not load, a bad policy file
+            answer.violated += sorted(engine.loaded.failures)
+        refusal = decision.refusal()
+        if refusal is not None:
+            refusals.append(refusal)
+    if refusals:
+        worst = next((r for r in refusals if r.code == Code.POLICY_ERROR), refusals[0])
+        return _deny(answer, worst, refusals)
+    answer.allowed = True
+    return answer
+
+
+def _proposals(adds: api.Added) -> list[tuple[str, dict[str, Any]]]:
+    """(action, the keyword argument its hook gets) for each thing the write adds, in the CLI's terms."""
+    proposals: list[tuple[str, dict[str, Any]]] = []
+    if adds.approval is not None:
+        proposals.append(("approve", {"approval": adds.approval}))
+    if adds.revocation is not None:
+        proposals.append(("revoke", {"revocation": adds.revocation}))
+    proposals += [("acknowledge", {"acknowledgement": ack}) for ack in adds.acknowledgements]
+    return proposals
+
+
+def _clock_refusals(adds: api.Added, now: datetime) -> list[str]:
+    """What CEL cannot check, having no clock."""
+    problems = []
+    if adds.approval is not None and adds.approval.expires <= now:
+        problems.append(f"the approval expires at {clock.format_time(adds.approval.expires)}, which is not in the "
+                        f"future (the webhook's clock says {clock.format_time(now)})")
+    moments = [("the revocation", adds.revocation.time)] if adds.revocation is not None else []
+    moments += [(f"the acknowledgement of {ack.release}", ack.time) for ack in adds.acknowledgements]
+    for what, moment in moments:
+        if abs(moment - now) > CLOCK_SKEW:
+            problems.append(f"{what} is dated {clock.format_time(moment)}, more than a minute from now "
+                            f"({clock.format_time(now)} by the webhook's clock)")
+    return problems
+
+
+def _deny(answer: Answer, error: AicrError, all_errors: list[AicrError] | None = None) -> Answer:
+    """Deny with the CLI's own words: `[CODE] message`, then one line per detail (a violated policy, say).
+
+    The API server shows the user `admission webhook "..." denied the request: <message>`;
+    `kubectl aicr` prints the lines after the first as indented details, as for its own check.
+    """
+    answer.allowed = False
+    answer.code = str(error.code)
+    lines: list[str] = []
+    for err in all_errors or [error]:
+        code = "" if err.code == Code.ADMISSION_DENIED else f"[{err.code}] "  # the webhook's own refusals: no code
+        lines += [f"{code}{err.message}", *err.details]
+    answer.message = "\n".join(dict.fromkeys(lines))
+    answer.violated = sorted(set(answer.violated))
+    return answer
