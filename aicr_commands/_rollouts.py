@@ -229,9 +229,11 @@ class RolloutWrite:
     """
 
     def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None] | None = None) -> None:
-        if getattr(args, "policy_file", None):
-            raise UsageError(f"--policy-file is for trying a policy file (policy check, plugins); "
-                             f"{command} always follows the cluster's policy file")
+        if getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
+            # Trying a file is what --policy-file is for: with a real write, a local file would
+            # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
+            raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
+                             f"or policy check; a real {command} always follows the cluster's policy file")
         self.args, self.command = args, command
         self.warn = warn or _stderr_warning
         self.cluster = connect(args)
@@ -250,7 +252,9 @@ class RolloutWrite:
 
         action = hook.removeprefix("aicr_pre_")
         try:
-            policy_file = read_policy_file(self.cluster, self.args.operator_namespace)
+            local = getattr(self.args, "policy_file", None)  # only with --dry-run: see __init__
+            policy_file = (read_local_policy_file(local) if local
+                           else read_policy_file(self.cluster, self.args.operator_namespace))
         except PolicyFileUnreadable:
             # Approvers may read the file. Someone who may not approve at all is refused by the
             # API server whatever the policies say: let it say why (one access review, only here).

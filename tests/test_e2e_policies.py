@@ -469,3 +469,28 @@ def test_plugins_shows_what_the_cluster_file_activates(aicr: Aicr, plane: testbe
     assert "aicr.policies   four-eyes           kubectl-aicr  0.1.0    yes     warn     ok" in text, text
     assert "aicr.policies   crd-changes         kubectl-aicr  0.1.0    no      -        ok" in text, text
     assert f"Policy file: {SOURCE} (sha256:" in text
+
+
+# -- --policy-file on a write: only a dry run may try it --------------------------------------------
+
+def test_a_dry_run_tries_a_local_policy_file_in_place_of_the_clusters(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy,
+        tmp_path: Path) -> None:
+    set_policy({"max-approval": {"max": "8h"}})
+    name = seed.rollout()
+    stricter = tmp_path / "stricter.yaml"
+    stricter.write_text(yaml.safe_dump({**HEAD, "policies": {"max-approval": {"max": "1h"}}}))
+    args = ["approve", name, "--reason", "CHG-1", "--expires", "2h", "--policy-file", str(stricter)]
+    for mode in ("client", "server"):  # the local file decides, not the cluster's (which allows 2h)
+        denied(as_user(aicr, plane, "alice", *args, f"--dry-run={mode}"), "max-approval: ")
+    proc = as_user(aicr, plane, "alice", *args)  # a real write never follows a local file
+    compare((proc.returncode, error_line(proc).startswith("error: [USAGE] --policy-file only tries")),
+            expected=(2, True), suffix=proc.stderr)
+    looser = tmp_path / "looser.yaml"
+    looser.write_text(yaml.safe_dump({**HEAD, "policies": {"max-approval": {"max": "24h"}}}))
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1", "--expires", "12h",
+                   "--policy-file", str(looser), "--dry-run=server")
+    ok(proc)
+    assert proc.stdout.endswith(" (server dry run)\n"), proc.stdout
+    denied(as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1", "--expires", "12h"), "max-approval: ")
+    assert "approval" not in spec(plane, name)  # nothing was written by any of them

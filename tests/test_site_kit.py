@@ -128,13 +128,15 @@ def test_policy_validate_reports_each_problem_with_its_key_path(aicr: Aicr, tmp_
 
 
 def test_a_write_refuses_a_local_policy_file(aicr: Aicr, tmp_path: Path) -> None:
-    """Trying a file is for `policy check`: a write follows the cluster's file, or a local one could bypass it."""
+    """Trying a file is for `policy check` and dry runs: a real write follows the cluster's file, or a local one
+    could stand in for it."""
     local = tmp_path / "p.yaml"
     local.write_text("apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\n")
-    proc = aicr("approve", "rollout-3f9a1c0d2b7e4a51-1", "--reason", "r", "--policy-file", str(local))
-    compare((proc.returncode, error_line(proc)), expected=(
-        2, "error: [USAGE] --policy-file is for trying a policy file (policy check, plugins); approve always follows "
-           "the cluster's policy file"))
+    for command in (["approve", "--reason", "r"], ["revoke", "--reason", "r"], ["acknowledge"]):
+        proc = aicr(*command, "rollout-3f9a1c0d2b7e4a51-1", "--policy-file", str(local))
+        compare((proc.returncode, error_line(proc)), expected=(
+            2, "error: [USAGE] --policy-file only tries a policy file: use it with --dry-run=client|server or policy "
+               f"check; a real {command[0]} always follows the cluster's policy file"))
 
 
 # -- text layouts ----------------------------------------------------------------------------------
