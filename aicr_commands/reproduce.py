@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,4 +169,6 @@ def commands(plan: api.Plan, directory: Path) -> dict[str, str]:
               "--recipe", "/work/recipe.json", *(plan.render_flags or ()), "--output", "/work/cli-bundle"]
     pull = ["oras", "pull", plan.bundle.removeprefix("oci://"), "--output", str(work / "operator-bundle")]
     diff = ["diff", "-r", str(work / "cli-bundle"), str(work / "operator-bundle")]
+    import shlex  # here, not at the top: `help` imports every command module
+
     return {"render": shlex.join(render), "pull": shlex.join(pull), "diff": shlex.join(diff)}

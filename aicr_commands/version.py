@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import platform
 from importlib import metadata
 from typing import Any
 
@@ -43,6 +42,8 @@ class Version(AicrCommand):
         parser.add_argument("--client", action="store_true", help="only the local versions: no API request")
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        import platform  # here, not at the top: `help` imports every command module
+
         data: dict[str, Any] = {"client": {
             "kubectlAicr": installed(DISTRIBUTION),
             "python": platform.python_version(),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from aicr_core import duration
 
@@ -17,8 +17,7 @@ _GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True":
             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(NamedTuple):
     """What the connection flags say; None (or empty) means: as the kubeconfig says."""
 
     context: str | None = None

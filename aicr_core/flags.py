@@ -15,9 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from aicr_core import duration
 from aicr_core.connection_flags import add_connection_flags
@@ -32,8 +31,7 @@ MAX_API_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # RFC 33
 
 # -- syntax: checked for every command (a value that does not parse is a usage error everywhere) --
 
-@dataclass(frozen=True)
-class GoDuration:
+class GoDuration(NamedTuple):
     """A parsed Go duration: what was typed, and what it means."""
 
     text: str

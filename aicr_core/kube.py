@@ -23,7 +23,7 @@ import ssl
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import urllib3
 from kubernetes.client import ApiClient
@@ -34,13 +34,23 @@ from urllib3 import HTTPHeaderDict
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
-from aicr_core.hookspecs import Identity  # a policy's value type: defined where policies import nothing heavy
 from aicr_core.kubeconfig import Settings, load_settings
+
+if TYPE_CHECKING:
+    from aicr_core.hookspecs import Identity
 
 MERGE_PATCH = "application/merge-patch+json"
 USER_AGENT = "kubectl-aicr"
 # A watch stream with no event (not even a bookmark) for this long is taken for dead.
 WATCH_IDLE_SECONDS = 330.0
+
+
+def __getattr__(name: str) -> Any:
+    """`aicr_core.kube.Identity`, where it used to live, without importing pluggy for commands that never ask."""
+    if name == "Identity":
+        from aicr_core.hookspecs import Identity
+        return Identity
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Gone(Exception):
@@ -93,6 +103,8 @@ class Cluster:
         username = info.get("username")
         if not isinstance(username, str) or not username:
             raise AicrError(Code.UNAUTHORIZED, "the API server did not report a username for these credentials")
+        from aicr_core.hookspecs import Identity  # a policy's value type (hookspecs imports pluggy: only here)
+
         return Identity(username, tuple(g for g in info.get("groups", []) if isinstance(g, str)))
 
     def can_i(self, verb: str, *, group: str, resource: str, name: str = "", subresource: str = "",

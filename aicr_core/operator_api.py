@@ -5,14 +5,13 @@ API path of the operator. It turns raw objects (JSON dicts) into typed values
 and domain writes into patches; if the operator renames a field, this file
 changes and nothing else does. It does not talk to the API server.
 """
-from __future__ import annotations
+
 
 import hashlib
 import json
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -170,36 +169,32 @@ class _Reader:
         except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved into another year by its offset
             raise AicrError(Code.INVALID_OBJECT, f"{self.what}: {path} is not a time: {text!r}") from None
 
-    def sub(self, path_or_item: str | Any, what: str) -> _Reader:
+    def sub(self, path_or_item: str | Any, what: str) -> "_Reader":
         node = self._raw(path_or_item) if isinstance(path_or_item, str) else path_or_item
         return _Reader(node, what)
 
 
 # -- rollouts ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Approval:
+class Approval(NamedTuple):
     user: str
     expires: datetime
     reason: str
 
 
-@dataclass(frozen=True)
-class Revocation:
+class Revocation(NamedTuple):
     user: str
     time: datetime
     reason: str
 
 
-@dataclass(frozen=True)
-class Acknowledgement:
+class Acknowledgement(NamedTuple):
     release: str
     user: str
     time: datetime
 
 
-@dataclass(frozen=True)
-class Override:
+class Override(NamedTuple):
     """Policies a user overrode (`--override`), recorded in the write of the action they overrode."""
 
     user: str
@@ -208,8 +203,7 @@ class Override:
     time: datetime
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """A step of the rollout: what the spec plans, with the state the status reports."""
 
     release: str
@@ -220,14 +214,12 @@ class Step:
     message: str = ""
 
 
-@dataclass(frozen=True)
-class RecordedStep:
+class RecordedStep(NamedTuple):
     id: str
     description: str
 
 
-@dataclass(frozen=True)
-class TransitionRecord:
+class TransitionRecord(NamedTuple):
     release: str
     summary: str
     precondition: str
@@ -235,8 +227,7 @@ class TransitionRecord:
     after_apply: tuple[RecordedStep, ...]
 
 
-@dataclass(frozen=True)
-class Rollout:
+class Rollout(NamedTuple):
     name: str
     resource_version: str
     runtime_name: str
@@ -259,10 +250,10 @@ class Rollout:
     awaiting_release: str
     # The acknowledgement entries exactly as stored: a merge patch replaces the
     # whole list, and the CRD rule requires existing entries to stay unchanged.
-    stored_acknowledgements: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    stored_acknowledgements: tuple[Mapping[str, Any], ...] = ()
     created: datetime | None = None  # metadata.creationTimestamp
     overrides: tuple[Override, ...] = ()
-    stored_overrides: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)  # as above
+    stored_overrides: tuple[Mapping[str, Any], ...] = ()  # as above
 
     @property
     def ended(self) -> bool:
@@ -357,8 +348,7 @@ def _parse_record(r: _Reader) -> TransitionRecord:
 
 # -- what one update adds (an admission webhook compares the object before and after) ----------
 
-@dataclass(frozen=True)
-class Added:
+class Added(NamedTuple):
     """What an update of a rollout adds that people write: its approval, revocation, acknowledgements, overrides.
 
     "Added" as the CRD's rules and the admission policy count it: an approval
@@ -421,8 +411,7 @@ def with_override(rollout: Rollout, patch: dict[str, Any], override: Override) -
 
 # -- the runtime and its plans ---------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Runtime:
+class Runtime(NamedTuple):
     uid: str
     active_plan: str | None
     candidate_plan: str | None
@@ -434,8 +423,7 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
                    r.opt_text("status.candidatePlan.digest"))
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     configmap: str
     digest: str
     from_applications: bool
@@ -490,8 +478,7 @@ def parse_plan(obj: Mapping[str, Any]) -> Plan:
 
 # -- assessment reports ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ComponentAssessment:
+class ComponentAssessment(NamedTuple):
     component: str
     change: str
     from_version: str
@@ -503,8 +490,7 @@ class ComponentAssessment:
     steps: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class AssessmentReport:
+class AssessmentReport(NamedTuple):
     components: tuple[ComponentAssessment, ...]
     summary: str
 
@@ -514,8 +500,7 @@ class ComponentVerdict(NamedTuple):
     verdict: str  # safe | manual | blocked | unknown | unversioned
 
 
-@dataclass(frozen=True)
-class Assessment:
+class Assessment(NamedTuple):
     """AICR's report for a rollout, as far as it could be verified: what approval policies see.
 
     `status` is the one `describe -o json` shows: `none` (the rollout records

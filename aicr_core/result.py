@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,7 @@ class Result:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Progress:
+class Progress(NamedTuple):
     """A line for the person watching (stderr), written as it happens; never part of the output."""
 
     message: str

