@@ -6,11 +6,10 @@ Imported by command modules at module level, so it imports nothing heavy;
 from __future__ import annotations
 
 import argparse
-import gc
 import re
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code, UsageError
@@ -34,22 +33,11 @@ def object_name(text: str) -> str:
     return text
 
 
-@contextmanager
-def many_objects() -> Iterator[None]:
-    """Pause the cyclic garbage collector while thousands of objects are decoded and parsed.
+def many_objects() -> AbstractContextManager[None]:
+    """Pause the cyclic garbage collector while thousands of objects are decoded and parsed (see aicr_core.memory)."""
+    from aicr_core.memory import paused_gc
 
-    Decoding a list of 5,000 rollouts allocates millions of dicts and lists, and
-    each generation-2 collection walks every one of them again: it tripled the
-    decoding time. JSON has no reference cycles, so reference counting frees it
-    all anyway.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+    return paused_gc()
 
 
 def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = False) -> None:

@@ -164,7 +164,7 @@ class Assessments:
         name = api.assessment_configmap_name(digest)
         if name not in self.reports:
             return {"status": "missing", "digest": digest, "verdict": None}
-        report = verify_report(digest, self.reports[name])
+        report = verify_report(digest, self.reports[name], verdicts_only=True)
         verdict = worst_verdict(c.get("verdict") for c in report.get("components", [])) \
             if report["status"] == "verified" else None
         return {"status": report["status"], "digest": digest, "verdict": verdict}

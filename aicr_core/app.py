@@ -24,6 +24,7 @@ from aicr_core import plugins
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
+from aicr_core.memory import paused_gc
 from aicr_core.renderer import Renderer
 from aicr_core.result import Progress, Result, Stream, result_problem
 from aicr_core.terminal import safe
@@ -163,7 +164,8 @@ class AicrApp(App):
         """The whole output, rendered before any of it is written: a failing renderer prints nothing."""
         buffer = io.StringIO()
         try:
-            renderer.render(result, buffer)
+            with paused_gc():  # a table of thousands of rows: no cycles, and collections would walk them all
+                renderer.render(result, buffer)
         except AicrError:
             raise
         except Exception as err:  # noqa: BLE001 - a renderer plugin's bug, named, never half an output

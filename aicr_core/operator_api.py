@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -523,14 +523,9 @@ def report_text(configmap: Mapping[str, Any]) -> str | None:
 
 def parse_report(text: str) -> AssessmentReport:
     """Parse AICR's upgrade-check JSON; INVALID_OBJECT when it is not valid JSON of that shape."""
-    try:
-        doc = json.loads(text)
-    except ValueError as err:
-        raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
-    r = _Reader(doc, "assessment report")
+    r = _report(text)
     components = []
-    for item in r.items("components"):
-        c = r.sub(item, "assessment report: components[]")
+    for c in _components(r):
         notes = c._raw("notes")
         components.append(ComponentAssessment(
             c.text("component"), c.text("change"), _text(c._raw("from")), _text(c._raw("to")), c.text("verdict"),
@@ -541,6 +536,30 @@ def parse_report(text: str) -> AssessmentReport:
     summary = r._raw("summary")
     return AssessmentReport(tuple(components), summary if isinstance(summary, str) else
                             (json.dumps(summary, sort_keys=True) if summary is not None else ""))
+
+
+def report_verdicts(text: str) -> tuple[ComponentVerdict, ...]:
+    """Each component's verdict only (what a listing shows), with exactly the checks of `parse_report`:
+    a report is invalid for both or for neither."""
+    return tuple(ComponentVerdict(c.text("component"), c.text("verdict")) for c in _components(_report(text)))
+
+
+def _report(text: str) -> _Reader:
+    try:
+        doc = json.loads(text)
+    except ValueError as err:
+        raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
+    return _Reader(doc, "assessment report")
+
+
+def _components(r: _Reader) -> Iterator[_Reader]:
+    """The report's components, each with the fields that must have their types (or INVALID_OBJECT)."""
+    for item in r.items("components"):
+        c = r.sub(item, "assessment report: components[]")
+        for name in ("component", "change", "verdict"):
+            c.text(name)  # the type check is the point: INVALID_OBJECT when it is not a string
+        c.items("steps")
+        yield c
 
 
 def _str_or(value: Any) -> str:

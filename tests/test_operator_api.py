@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+from typing import Any
 
+import pytest
 from testfixtures import ShouldRaise, compare
 
 from aicr_core import operator_api as api
@@ -78,3 +81,23 @@ def test_a_release_that_appears_twice_gets_the_state_of_its_own_step() -> None:
     # the operator has reported only the first gpu-operator step: the second is Pending
     r = api.parse_rollout(rollout(steps=steps, status={"steps": same_order[:1]}))
     compare([s.state for s in r.steps], expected=["Ready", "Pending", "Pending"])
+
+
+@pytest.mark.parametrize("report", [
+    REPORT,
+    json.dumps({"components": [{"component": "a", "change": 1, "verdict": "safe"}]}),
+    json.dumps({"components": [{"component": "a", "change": "version", "verdict": "safe", "steps": "x"}]}),
+    json.dumps({"components": [{"component": "a", "verdict": 3}]}),
+    json.dumps({"components": {"a": 1}}),
+    json.dumps({"components": ["not an object", {"component": "b", "verdict": "blocked"}]}),
+    "not json",
+])
+def test_a_listing_and_describe_agree_on_every_report(report: str) -> None:
+    """list reads verdicts only; a report is invalid for both, or has the same verdicts in both."""
+    def outcome(read: Any) -> Any:
+        try:
+            return read(report)
+        except AicrError as err:
+            return err.code
+    full = outcome(lambda text: [(c.component, c.verdict) for c in api.parse_report(text).components])
+    compare(outcome(lambda text: [(c.component, c.verdict) for c in api.report_verdicts(text)]), expected=full)
