@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.flags import check_reason
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
@@ -98,10 +96,6 @@ def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
              "nothing is stored); client: check the refusals, the policies and your permissions "
              "(SelfSubjectAccessReviews) and print what would be written, sending no write; none (default)")
     action.completer = lambda prefix, **_: [m for m in DRY_RUN_MODES if m.startswith(prefix)]  # type: ignore[attr-defined]
-
-
-def require_reason(args: argparse.Namespace, command: str) -> str:
-    return check_reason(args, command)  # 1..REASON_MAX characters; required
 
 
 def connect(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
@@ -216,14 +210,14 @@ class RolloutWrite:
     SelfSubjectAccessReviews instead and no write.
     """
 
-    def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None]) -> None:
         if getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
             # Trying a file is what --policy-file is for: with a real write, a local file would
             # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
             raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
                              f"or policy check; a real {command} always follows the cluster's policy file")
         self.args, self.command = args, command
-        self.warn = warn or _stderr_warning
+        self.warn = warn  # the app's `warning:` line: a command never writes to stderr itself
         self.cluster = connect(args)
         self.me = self.cluster.whoami()
         self.rollout = read_rollout(self.cluster, args.rollout)
@@ -293,9 +287,3 @@ class RolloutWrite:
         if missing:
             raise AicrError(Code.FORBIDDEN, f"(client dry run) {self.me.username} may not write rollout {name}; "
                             "the API server would refuse", [f"not allowed: {m}" for m in missing])
-
-
-def _stderr_warning(line: str) -> None:
-    from aicr_core.terminal import safe
-
-    sys.stderr.write(f"warning: {safe(line, allow_newlines=False)}\n")

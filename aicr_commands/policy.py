@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _rollouts
 from aicr_core.command import AicrCommand
 from aicr_core.errors import UsageError
-from aicr_core.flags import check_expires
+from aicr_core.flags import check_expires, check_reason
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def check(args: argparse.Namespace) -> Result:
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
     if args.action in ("approve", "revoke"):
-        _rollouts.require_reason(args, f"policy check --action {args.action}")
+        check_reason(args, f"policy check --action {args.action}")
     if args.action == "approve":
         check_expires(args, clock.now())  # as approve checks it: before any API call
     # Read the local file first: a typo in its path fails before any request.

@@ -8,6 +8,7 @@ from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
+from aicr_core.flags import check_reason
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class Revoke(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
 
-        reason = _rollouts.require_reason(args, "revoke")
+        reason = check_reason(args, "revoke")
         session = _rollouts.RolloutWrite(args, "revoke", self.app.warn)
         rollout = session.rollout
         refuse_revocation(rollout)
