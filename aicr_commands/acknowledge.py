@@ -41,7 +41,7 @@ class Acknowledge(AicrCommand):
       UNAVAILABLE
     """
 
-    uses_flags = ("operator_namespace", "override")
+    uses_flags = ("operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser, waiting_first=True)

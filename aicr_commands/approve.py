@@ -52,7 +52,7 @@ class Approve(AicrCommand):
       INVALID_OBJECT
     """
 
-    uses_flags = ("reason", "expires", "operator_namespace", "override")
+    uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser, waiting_first=True)

@@ -40,7 +40,7 @@ from aicr_core.result import Result
 OURS = "kubectl-aicr"  # the distribution of the built-in commands
 # Common flags that only some commands read: listed under "Flags" for those (`uses_flags`),
 # left out of the others' "Global flags" (every command still accepts them).
-SCOPED_FLAGS = ("reason", "expires", "dir")
+SCOPED_FLAGS = ("reason", "expires", "dir", "override", "policy_file")
 # Codes any command may return, listed once at the end of every command's help.
 EVERY_COMMAND = (Code.USAGE, Code.PLUGIN_ERROR, Code.INTERRUPTED, Code.INTERNAL)
 MEANINGS: dict[Code, str] = {

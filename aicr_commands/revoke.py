@@ -44,7 +44,7 @@ class Revoke(AicrCommand):
       UNAVAILABLE
     """
 
-    uses_flags = ("reason", "operator_namespace", "override")
+    uses_flags = ("reason", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         _rollouts.add_rollout_argument(parser)

@@ -193,7 +193,8 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
                        help="approve, revoke, acknowledge: go ahead despite the refusal of an overridable "
                             "policy (repeatable; recorded in the rollout)")
     group.add_argument("--policy-file", metavar="PATH",
-                       help="policy check, plugins: use this ApprovalPolicy file instead of the cluster's")
+                       help="policy check, plugins, and approve, revoke, acknowledge with --dry-run: try this "
+                            "ApprovalPolicy file in place of the cluster's")
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")

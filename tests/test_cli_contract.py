@@ -45,6 +45,7 @@ R = "rollout-3f9a1c0d2b7e4a51-1"
     (["reproduce", "--expires", ""], 'time: invalid duration ""'),
     (["reproduce", "--dir", ""], "--dir must not be empty"),
     (["describe", R, "--operator-namespace", ""], "--operator-namespace must not be empty"),
+    (["approve", R, "--reason", "x", "--dry-run=client", "--policy-file", ""], "--policy-file must not be empty"),
     (["--foo"], "unknown flag: --foo"),
     (["--reason", "x", "--foo=1"], "unknown flag: --foo"),
     (["-x"], "unknown flag: -x"),

@@ -41,13 +41,14 @@ def test_flags_the_command_uses_and_the_global_ones(aicr: Aicr) -> None:
     out = aicr("help", "approve").stdout
     own, rest = out.split("Flags:\n", 1)[1].split("\nGlobal flags:\n", 1)
     glob = rest.split("\nExamples:\n", 1)[0]
-    for flag in ("--dry-run MODE", "--expires DURATION", "--reason TEXT"):
+    for flag in ("--dry-run MODE", "--expires DURATION", "--reason TEXT", "--override POLICY", "--policy-file PATH"):
         assert flag in own and flag not in glob, flag
     for flag in ("--kubeconfig PATH", "--context NAME", "-o, --output NAME", "--as USER", "--request-timeout"):
         assert flag in glob and flag not in own, flag
     assert "--dir PATH" not in out  # accepted by every command, used by reproduce only
     out = aicr("help", "list").stdout
     assert "--reason" not in out and "--pending" in out.split("Global flags:")[0]
+    assert "--override" not in out and "--policy-file" not in out  # what only the writes and policy read
     assert "--dir PATH" in aicr("help", "reproduce").stdout.split("Global flags:")[0]
 
 
