@@ -26,7 +26,7 @@ _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 def object_name(text: str) -> str:
-    if not _NAME.match(text):
+    if not _NAME.fullmatch(text):  # fullmatch: `$` alone would let a trailing newline through
         raise argparse.ArgumentTypeError(f"{text!r} is not a valid rollout name")
     return text
 

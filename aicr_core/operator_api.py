@@ -573,14 +573,14 @@ def _text(value: Any) -> str:
 
 
 def is_digest(text: str) -> bool:
-    return bool(DIGEST.match(text))
+    return bool(DIGEST.fullmatch(text))
 
 
 def plan_names(plan_ref: str) -> tuple[str, str | None]:
     """A PLAN argument -> (ConfigMap name, the full digest it must record, if known)."""
     if is_digest(plan_ref):
         return plan_configmap_name(plan_ref), plan_ref
-    if PLAN_CONFIGMAP.match(plan_ref):
+    if PLAN_CONFIGMAP.fullmatch(plan_ref):
         return plan_ref, None
     raise AicrError(Code.USAGE, f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
 

@@ -53,6 +53,7 @@ R = "rollout-3f9a1c0d2b7e4a51-1"
     (["reproduce", "a", "b"], "unrecognized arguments: b"),
     (["reproduce", "sha256:nothex"], "neither sha256:<64 hex> nor aicr-plan-<16 hex>"),
     (["describe", "Not/A/Name"], "is not a valid rollout name"),
+    (["describe", R + "\n"], "is not a valid rollout name"),
     (["describe", R, "-o", "xml"], 'unknown output format "xml"'),
     (["describe", R, "--reason"], "expected one argument"),
 ])

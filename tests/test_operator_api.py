@@ -49,8 +49,9 @@ def test_plan_names() -> None:
     digest = "sha256:" + "ab" * 32
     compare(api.plan_names(digest), expected=("aicr-plan-abababababababab", digest))
     compare(api.plan_names("aicr-plan-0123456789abcdef"), expected=("aicr-plan-0123456789abcdef", None))
-    with ShouldRaise(AicrError):
-        api.plan_names("aicr-plan-XYZ")
+    for bad in ("aicr-plan-XYZ", "aicr-plan-0123456789abcdef\n", digest + "\n"):
+        with ShouldRaise(AicrError):
+            api.plan_names(bad)
 
 
 def test_parse_plan_and_report() -> None:
