@@ -148,6 +148,14 @@ def test_410_gone_reads_again(monkeypatch: pytest.MonkeyPatch) -> None:
     compare(session.watched_from, expected=["1", "5"])
 
 
+def test_a_re_read_object_without_metadata_is_handed_on_not_a_crash() -> None:
+    from aicr_core import kube
+
+    session = Scripted([obj("1"), {"metadata": "junk"}], [kube.Gone("too old")])
+    seen = watch.follow(session, "/things", "r")  # type: ignore[arg-type]
+    compare([next(seen), next(seen)], expected=[obj("1"), {"metadata": "junk"}])  # the caller's parser judges it
+
+
 def test_a_dropped_stream_reads_again_after_a_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     pauses: list[float] = []
     monkeypatch.setattr(watch.time, "sleep", pauses.append)
