@@ -34,7 +34,7 @@ from urllib3 import HTTPHeaderDict
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
-from aicr_core.kubeconfig import Settings, load_settings
+from aicr_core.kubeconfig import Settings, first_line, load_settings
 
 if TYPE_CHECKING:
     from aicr_core.hookspecs import Identity
@@ -264,7 +264,7 @@ class _ClientErrors(logging.Handler):
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(_first_line(record.getMessage()))
+        self.messages.append(first_line(record.getMessage()))
 
     @classmethod
     def install(cls) -> _ClientErrors:
@@ -279,10 +279,6 @@ class _ClientErrors(logging.Handler):
 
 
 # -- errors as CODEs -----------------------------------------------------------------------------------
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "unknown error"
-
 
 def server_message(err: ApiException) -> str:
     """The API server's own message (admission denials say why there), else the HTTP reason."""
@@ -301,7 +297,7 @@ def api_error(err: ApiException) -> AicrError:
     message, *details = [line.strip() for line in text.splitlines() if line.strip()] or [text]
     if status == 0:  # the client reports transport failures (TLS, say) as status 0: "SSLError\n<detail>"
         kind, _, detail = (err.reason or "").partition("\n")
-        detail = _first_line(detail or kind)
+        detail = first_line(detail or kind)
         if "SSL" in kind:
             return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {detail}")
         return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {detail}")
@@ -328,7 +324,7 @@ def _is_admission(message: str) -> bool:
 
 def transport_error(err: BaseException, deadline: Deadline) -> AicrError:
     chain = _causes(err)
-    last = _first_line(str(chain[-1]))
+    last = first_line(str(chain[-1]))
     # NewConnectionError subclasses urllib3's ConnectTimeoutError: test for refusals first.
     if any(isinstance(e, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError,
                           urllib3.exceptions.NameResolutionError, socket.gaierror)) for e in chain):
@@ -338,7 +334,7 @@ def transport_error(err: BaseException, deadline: Deadline) -> AicrError:
     if any(isinstance(e, (ssl.SSLError, urllib3.exceptions.SSLError)) for e in chain):
         return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {last}")
     if any(isinstance(e, ConfigException) for e in chain):
-        return AicrError(Code.KUBECONFIG, _first_line(str(err)))
+        return AicrError(Code.KUBECONFIG, first_line(str(err)))
     return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {last}")
 
 

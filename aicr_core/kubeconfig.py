@@ -102,10 +102,10 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
         with deadline.enforced("loading the credentials"):
             _Loader(config, deadline).load_and_set(configuration)
     except ConfigException as err:
-        raise AicrError(Code.KUBECONFIG, f"{_first_line(str(err))} ({source})") from None
+        raise AicrError(Code.KUBECONFIG, f"{first_line(str(err))} ({source})") from None
     except (OSError, ValueError, TypeError, KeyError) as err:  # unreadable certificate file, broken base64, ...
         raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {type(err).__name__}: "
-                        f"{_first_line(str(err))}") from None
+                        f"{first_line(str(err))}") from None
     return Settings(configuration, impersonation, source)
 
 
@@ -127,7 +127,7 @@ def _read(path: Path) -> dict[str, Any]:
         # libyaml's safe loader when PyYAML has it: ten times the pure-Python one, same documents.
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {_first_line(str(err))}") from None
+        raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {first_line(str(err))}") from None
     if doc is None:
         return {}
     if not isinstance(doc, dict):
@@ -238,7 +238,8 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first line of an error's text (a library's may run to a page), for a one-line message."""
     return text.strip().splitlines()[0] if text.strip() else "unknown error"
 
 
@@ -313,7 +314,7 @@ class _BoundedExec(ExecProvider):
             _kill(process, interactive)
             raise
         if process.returncode != 0:
-            detail = _first_line(stderr or "") if stderr and stderr.strip() else ""
+            detail = first_line(stderr or "") if stderr and stderr.strip() else ""
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: exec: process returned "
                             f"{process.returncode}" + (f". {detail}" if detail else ""))
         try:
