@@ -201,5 +201,15 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     add_connection_flags(parser.add_argument_group("kubectl's connection flags, accepted by every command"))
 
 
+def help_text(action: argparse.Action) -> str:
+    """A flag's help with `%(default)s` filled in, as argparse fills it; a plugin's stray `%` is shown as written."""
+    if not action.help:
+        return ""
+    try:
+        return action.help % {"default": action.default}
+    except (KeyError, TypeError, ValueError):  # "50% of the nodes", "%(prog)s": argparse's own help would crash
+        return action.help
+
+
 def debug_enabled() -> bool:
     return os.environ.get("AICR_DEBUG") == "1"
