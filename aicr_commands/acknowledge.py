@@ -39,6 +39,7 @@ class Acknowledge(AicrCommand):
       UNAUTHORIZED
       TIMEOUT
       UNAVAILABLE
+      INVALID_OBJECT
     """
 
     uses_flags = ("operator_namespace", "override", "policy_file")

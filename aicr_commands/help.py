@@ -70,7 +70,7 @@ MEANINGS: dict[Code, str] = {
     Code.INVALID_PLAN: "a plan's image, bundle or render flags are not well-formed; nothing written",
     Code.WRITE_FAILED: "a file could not be written",
     Code.INVALID_OBJECT: "an object from the cluster does not have the operator API's shape",
-    Code.PLUGIN_ERROR: "the command or renderer plugin failed to load",
+    Code.PLUGIN_ERROR: "a plugin failed to load or its result could not be printed; nothing was printed",
     Code.INTERRUPTED: "Ctrl-C (exit 130)",
     Code.INTERNAL: "a bug; AICR_DEBUG=1 shows the traceback",
 }

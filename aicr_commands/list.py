@@ -48,6 +48,7 @@ class List(AicrCommand):
       kubectl aicr list --pending -o name
 
     Codes:
+      NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)
       KUBECONFIG
       UNAUTHORIZED
       FORBIDDEN  you may not list rollouts

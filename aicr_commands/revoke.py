@@ -42,6 +42,7 @@ class Revoke(AicrCommand):
       UNAUTHORIZED
       TIMEOUT
       UNAVAILABLE
+      INVALID_OBJECT
     """
 
     uses_flags = ("reason", "operator_namespace", "override", "policy_file")
