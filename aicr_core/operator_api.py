@@ -86,7 +86,7 @@ def serves_rollouts(discovery: Mapping[str, Any]) -> bool:
 def approver_access(rollout_name: str) -> dict[str, str]:
     """The permission the admission policy checks before an approval, revocation or acknowledgement
     (for a SelfSubjectAccessReview: `Cluster.can_i(**approver_access(name))`)."""
-    return {"verb": "update", "group": GROUP, "resource": "runtimerollouts", "subresource": "approve",
+    return {"verb": "update", "group": GROUP, "resource": ROLLOUTS, "subresource": "approve",
             "name": rollout_name}
 
 
@@ -360,10 +360,6 @@ class Added(NamedTuple):
     revocation: Revocation | None = None
     acknowledgements: tuple[Acknowledgement, ...] = ()
     overrides: tuple[Override, ...] = ()
-
-    @property
-    def anything(self) -> bool:
-        return bool(self.approval or self.revocation or self.acknowledgements)
 
 
 def added(before: Rollout, after: Rollout) -> Added:

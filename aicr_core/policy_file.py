@@ -32,7 +32,6 @@ API_VERSION = "aicr.run/v1alpha1"
 KIND = "ApprovalPolicy"
 CONFIGMAP_NAME = "aicr-approval-policy"
 CONFIGMAP_KEY = "policy.yaml"
-COMMON_KEYS = ("mode", "overridable")  # apply to every policy; the other keys are its settings
 MAX_BYTES = 1024 * 1024  # a ConfigMap holds at most 1 MiB
 
 
