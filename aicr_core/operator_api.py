@@ -543,7 +543,7 @@ def report_verdicts(text: str) -> tuple[ComponentVerdict, ...]:
 def _report(text: str) -> _Reader:
     try:
         doc = json.loads(text)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: arrays or objects nested too deeply
         raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
     return _Reader(doc, "assessment report")
 

@@ -271,6 +271,12 @@ def test_a_bad_file_refuses_every_decision_naming_source_and_key_path() -> None:
          "policies.configured.extra: unknown key"]))
 
 
+def test_a_file_nested_too_deeply_is_a_problem_not_a_crash() -> None:
+    err = decide([("ticket", NeedsTicket())], reason="CHG-1", text=HEAD + "policies: " + "[" * 5000 + "]" * 5000)
+    assert err is not None
+    compare((err.code, err.details), expected=("POLICY_ERROR", ["(YAML): nested too deeply"]))
+
+
 class Versioned(LoadedPolicies):
     def distribution(self, name: str) -> tuple[str, str]:
         return ("aicr-site-example", "1.2.0")
