@@ -5,9 +5,7 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -182,33 +180,6 @@ def test_unreachable_server(aicr: Aicr, tmp_path: Path) -> None:
     compare(proc.returncode, expected=1)
     assert error_line(proc).startswith("error: [UNAVAILABLE] cannot connect"), proc.stderr
     assert "s3cr3t" not in proc.stderr + proc.stdout
-
-
-@pytest.fixture
-def silent_server() -> Iterator[int]:
-    """Accepts connections and never answers."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
 
 
 def test_a_server_that_never_answers_times_out(aicr: Aicr, tmp_path: Path, silent_server: int) -> None:
