@@ -122,8 +122,24 @@ def test_no_violation_passes() -> None:
     compare(decide([("ticket", NeedsTicket())], reason="CHG-1234 window"), expected=None)
 
 
+class MalformedViolation:
+    @hookimpl
+    def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
+        return Violation(7, "the policy's name is no string")  # type: ignore[arg-type]
+
+
+class MalformedFacts:
+    @hookimpl
+    def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
+        return Allow("bad", "fine", ["not", "a", "mapping"])  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("bad,detail", [(Raises(), "bad: raised RuntimeError: database down"),
-                                        (ReturnsJunk(), "bad: returned str, not a Violation")])
+                                        (ReturnsJunk(), "bad: returned str, not a Violation"),
+                                        (MalformedViolation(), "bad: returned a Violation whose policy is int, "
+                                                               "not a string"),
+                                        (MalformedFacts(), "bad: returned an Allow whose facts is list, "
+                                                           "not a mapping")])
 def test_a_failing_policy_fails_closed_and_the_others_still_run(bad: object, detail: str) -> None:
     built = engine([("bad", bad), ("ticket", NeedsTicket())])
     decision = built.decide("approve", rollout=rollout(), user=Identity("alice"),
@@ -132,6 +148,7 @@ def test_a_failing_policy_fails_closed_and_the_others_still_run(bad: object, det
     assert err is not None
     compare((err.code, err.details), expected=("POLICY_ERROR", [detail]))
     compare({o.policy: o.verdict for o in decision.outcomes}, expected={"bad": "error", "ticket": "deny"})
+    compare(decision.record()["code"], expected="POLICY_ERROR")  # what `policy check -o json` prints
 
 
 def test_load_failures_refuse_every_decision() -> None:
