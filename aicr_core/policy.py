@@ -284,6 +284,9 @@ def _setup(name: str, plugin: object, entry: policy_file.PolicyEntry | None,
         settings = policy_file.validate_settings(model, raw, source, name) if model else dict(raw)
     except policy_file.PolicyFileError as err:
         return PolicySetup(name, True, why, mode, overridable, None, configured), err.problems
+    except Exception as err:  # noqa: BLE001 - pydantic passes on what a plugin's validator raises but ValueError
+        return PolicySetup(name, True, why, mode, overridable, None, configured), [
+            f"policies.{name}: the plugin's {SETTINGS_MODEL} raised {type(err).__name__}: {err} (a bug in the plugin)"]
     return PolicySetup(name, True, why, mode, overridable, settings, configured), []
 
 

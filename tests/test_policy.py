@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 from stevedore import _cache as stevedore_cache
 from stevedore.extension import ExtensionManager
@@ -286,6 +287,27 @@ def test_a_bad_file_refuses_every_decision_naming_source_and_key_path() -> None:
          "required[0]: required policy plugin 'absent' is not installed",
          "policies.configured.word: Input should be a valid string (got 3)",
          "policies.configured.extra: unknown key"]))
+
+
+class BuggySettings:
+    class SETTINGS_MODEL(policy_file.SettingsModel):
+        word: str = ""
+
+        @pydantic.field_validator("word")
+        @classmethod
+        def _check(cls, word: str) -> str:
+            raise TypeError("a bug")  # pydantic turns only ValueError and AssertionError into errors
+
+    @hookimpl
+    def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
+        return None
+
+
+def test_a_settings_model_that_raises_refuses_every_decision() -> None:
+    err = decide([("buggy", BuggySettings())], text=HEAD + "policies:\n  buggy: {word: x}\n")
+    assert err is not None
+    compare((err.code, err.details), expected=(
+        "POLICY_ERROR", ["policies.buggy: the plugin's SETTINGS_MODEL raised TypeError: a bug (a bug in the plugin)"]))
 
 
 def test_a_file_nested_too_deeply_is_a_problem_not_a_crash() -> None:
