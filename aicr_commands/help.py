@@ -101,13 +101,13 @@ class Help(AicrCommand):
                 raise UsageError(f'unknown command "{args.topic}" for "{PROG}"')
             command = commands.load(args.topic)(self.app, None, cmd_name=args.topic)
             return Result("CommandHelp", command_help(command, args.topic, provider(commands.infos(args.topic)[0])))
-        listing = []
+        listing, warnings = [], []
         for name in commands.names():
             try:
                 command_class = commands.load(name)
                 summary = command_class(self.app, None, cmd_name=name).summary()
             except AicrError as err:  # a broken plugin does not stop the others
-                self.app.warn(err.message)
+                warnings.append(err.message)
                 summary = f"(unavailable: {err.code})"
             listing.append({"name": name, "summary": summary})
         app_flags = self.app.parser  # the flags every command accepts, as the app parses them
@@ -118,7 +118,7 @@ class Help(AicrCommand):
             "flags": [flag_line(a) for a in app_flags._actions if a.option_strings],
             "footer": f"Run '{PROG} help COMMAND' for a command's flags, examples and codes. "
                       "Exit codes: 0 success, 1 the command failed, 2 usage error.",
-        })
+        }, warnings=tuple(warnings))
 
 
 @dataclass
