@@ -253,7 +253,11 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
     settings = load_settings(kubeconfig, overrides, deadline)
     if client_errors.messages:  # the client logs some failures (an auth provider's) and goes on regardless
         raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {client_errors.messages[0]}")
-    return Cluster(settings, deadline)
+    try:
+        return Cluster(settings, deadline)
+    except ImportError as err:  # a socks5:// proxy-url: urllib3 then imports PySocks, which we do not ship
+        raise AicrError(Code.KUBECONFIG, f"cannot use the kubeconfig's proxy-url: {err} "
+                        "(a SOCKS proxy needs the PySocks package)") from None
 
 
 class _ClientErrors(logging.Handler):

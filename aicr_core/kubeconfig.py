@@ -182,7 +182,9 @@ def _override_cluster(cluster: dict[str, Any], o: Overrides) -> dict[str, Any]:
     if o.server:
         cluster["server"] = o.server
     server = cluster.get("server")
-    if isinstance(server, str) and server:
+    if server is not None and not isinstance(server, str):
+        raise AicrError(Code.KUBECONFIG, f"kubeconfig: the cluster's server is {type(server).__name__}, not a URL")
+    if server:
         cluster["server"] = _server_url(server)
     if o.insecure_skip_tls_verify or o.certificate_authority:
         # As kubectl: either flag replaces the file's CA and its insecure setting.
@@ -223,7 +225,10 @@ def _override_user(user: dict[str, Any], o: Overrides) -> dict[str, Any]:
 def _impersonation(user: Mapping[str, Any], o: Overrides) -> Impersonation:
     """`--as` & co., else the kubeconfig user's `as` & co. (which the official client would ignore)."""
     name = o.impersonate or _text(user.get("as"))
-    groups = o.impersonate_groups or tuple(_text(g) for g in user.get("as-groups") or ())
+    listed = user.get("as-groups") or []
+    if not isinstance(listed, list):  # a string would be sent one character a group
+        raise AicrError(Code.KUBECONFIG, "kubeconfig: the user's as-groups is not a list")
+    groups = o.impersonate_groups or tuple(_text(g) for g in listed)
     uid = o.impersonate_uid or _text(user.get("as-uid"))
     extra_raw = user.get("as-user-extra") or {}
     extra = tuple(sorted((str(k), tuple(_text(v) for v in (vs if isinstance(vs, list) else [vs])))

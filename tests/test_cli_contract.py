@@ -172,6 +172,22 @@ def test_broken_kubeconfig(aicr: Aicr, tmp_path: Path) -> None:
     assert error_line(proc).startswith("error: [KUBECONFIG] "), proc.stderr
 
 
+@pytest.mark.parametrize("cluster,user,message", [
+    ({"server": 123}, {"token": "t"}, "kubeconfig: the cluster's server is int, not a URL"),
+    ({"server": "https://127.0.0.1:1"}, {"as": "alice", "as-groups": "admins"},
+     "kubeconfig: the user's as-groups is not a list"),
+    ({"server": "https://127.0.0.1:1", "proxy-url": "socks5://127.0.0.1:1"}, {"token": "t"},
+     "cannot use the kubeconfig's proxy-url: No module named 'socks' (a SOCKS proxy needs the PySocks package)"),
+])
+def test_a_kubeconfig_entry_of_the_wrong_shape(aicr: Aicr, tmp_path: Path, cluster: dict[str, object],
+                                                user: dict[str, object], message: str) -> None:
+    (tmp_path / "kc").write_text(json.dumps({
+        "current-context": "c", "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "clusters": [{"name": "c", "cluster": cluster}], "users": [{"name": "u", "user": user}]}))
+    proc = aicr("describe", R, kubeconfig=tmp_path / "kc")
+    compare((proc.returncode, error_line(proc)), expected=(1, f"error: [KUBECONFIG] {message}"), suffix=proc.stderr)
+
+
 def test_unreachable_server(aicr: Aicr, tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
