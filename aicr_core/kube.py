@@ -180,10 +180,9 @@ class Cluster:
         with self.deadline.enforced():
             timeout = self.deadline.timeout()
             authorization = self.settings.configuration.get_api_key_with_prefix("BearerToken")  # may run a plugin
-            if authorization:
-                headers["Authorization"] = authorization
-            for name, value in self.settings.impersonation.headers():
-                headers.add(name, value)
+            credentials = [("Authorization", authorization)] if authorization else []
+            for name, value in [*credentials, *self.settings.impersonation.headers()]:
+                headers.add(name, header_value(name, value))
             if stream:
                 idle = read_timeout if timeout is None else min(timeout, read_timeout or math.inf)
                 request_timeout: Any = (timeout, idle)
@@ -205,6 +204,25 @@ class Cluster:
                 raise transport_error(err, self.deadline) from None
             raise api_error(ApiException(http_resp=response))
         return raw
+
+
+def header_value(name: str, value: str) -> str:
+    """`value` as http.client must be given it for kubectl's bytes to go on the wire.
+
+    kubectl (Go) sends a header's UTF-8 bytes; http.client encodes a str as Latin-1, so the UTF-8
+    bytes are handed over as Latin-1 characters (`--as José` is the user kubectl impersonates, and
+    `--as-group 李` is sent at all). Go refuses control characters but TAB, and so do we, as
+    KUBECONFIG naming the header: http.client's own ValueError quoted the value, which may be the token.
+    """
+    refusal = AicrError(Code.KUBECONFIG, f"the {name} header cannot be sent: its value (from the kubeconfig or "
+                        "the connection flags) holds a line break or another control character")
+    try:
+        wire = value.encode("utf-8", "surrogateescape")  # argv bytes that are no UTF-8 go as they came
+    except UnicodeEncodeError:  # a lone surrogate from a JSON kubeconfig
+        raise refusal from None
+    if any((b < 0x20 and b != 0x09) or b == 0x7F for b in wire):
+        raise refusal
+    return wire.decode("latin-1")
 
 
 def _lines(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:

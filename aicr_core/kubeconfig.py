@@ -56,8 +56,17 @@ class Impersonation(NamedTuple):
         if self.uid:
             pairs.append(("Impersonate-Uid", self.uid))
         for key, values in self.extra:
-            pairs += [(f"Impersonate-Extra-{key}", value) for value in values]
+            pairs += [(f"Impersonate-Extra-{_header_key_escape(key)}", value) for value in values]
         return pairs
+
+
+_HEADER_KEY_BYTES = frozenset(b"!#$&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _header_key_escape(key: str) -> str:
+    """client-go's headerKeyEscape: a byte that may not stand in a header name (or `%`) becomes %XX,
+    so `scopes.example.com/team` is sent as `scopes.example.com%2Fteam`, as kubectl sends it."""
+    return "".join(chr(b) if b in _HEADER_KEY_BYTES else f"%{b:02X}" for b in key.encode("utf-8"))
 
 
 class Settings(NamedTuple):
