@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
     from aicr_core.deadline import Deadline
     from aicr_core.hookspecs import Identity
@@ -186,15 +188,19 @@ def read_assessment(cluster: Cluster, namespace: str, rollout: api.Rollout) -> a
 
 
 def decide(cluster: Cluster, args: argparse.Namespace, command: str, policy_file: tuple[str | None, str],
-           action: str, rollout: api.Rollout, user: Identity, **proposed: Any) -> Decision:
-    """Every active policy's verdict on `action` under `policy_file` ((text, source): the cluster's or a local one)."""
+           action: str, rollout: api.Rollout, user: Identity, now: datetime, **proposed: Any) -> Decision:
+    """Every active policy's verdict on `action` under `policy_file` ((text, source): the cluster's or a local one).
+
+    `now` is the instant the proposed write was built at: the policies decide at that instant, so
+    `--expires 2h` is an approval of 2h to them, even when the clock ticks between the two.
+    """
     from aicr_core.hookspecs import PolicyContext
     from aicr_core.policy import PolicyEngine, load_policies
 
     engine = PolicyEngine.build(load_policies(), *policy_file)
     if action == "approve" and engine.wants("approve", "assessment"):  # one more GET, only when needed
         proposed["assessment"] = read_assessment(cluster, args.operator_namespace, rollout)
-    return engine.decide(action, rollout=rollout, user=user, context=PolicyContext.from_args(command, args),
+    return engine.decide(action, rollout=rollout, user=user, context=PolicyContext.from_args(command, args, now),
                          overrides=args.override or (), **proposed)
 
 
@@ -223,13 +229,12 @@ class RolloutWrite:
         self.rollout = read_rollout(self.cluster, args.rollout)
         self.override: api.Override | None = None
 
-    def check_policies(self, hook: str, **proposed: Any) -> None:
-        """Every policy's verdict on the proposed write; raises POLICY_DENIED or POLICY_ERROR.
+    def check_policies(self, hook: str, now: datetime, **proposed: Any) -> None:
+        """Every policy's verdict on the write proposed at `now`; raises POLICY_DENIED or POLICY_ERROR.
 
         Warnings (policies in warn mode, overridden refusals) go to stderr; an
         override is kept to be recorded by `write`.
         """
-        from aicr_core import clock
         from aicr_core import operator_api as api
 
         action = hook.removeprefix("aicr_pre_")
@@ -243,7 +248,7 @@ class RolloutWrite:
             if not self.cluster.can_i(**api.approver_access(self.rollout.name)):
                 return
             raise
-        decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me,
+        decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me, now,
                           **proposed)
         refusal = decision.refusal()
         if refusal is not None:
@@ -251,7 +256,7 @@ class RolloutWrite:
         for line in decision.warnings():
             self.warn(line)
         if decision.overridden:
-            self.override = api.Override(self.me.username, action, tuple(decision.overridden), clock.now())
+            self.override = api.Override(self.me.username, action, tuple(decision.overridden), now)
 
     def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> dict[str, Any]:
         """One conditional write (with the override, if any); on a lost race, re-read and say who won.

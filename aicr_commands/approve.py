@@ -65,9 +65,9 @@ class Approve(AicrCommand):
         check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call
         session = _rollouts.RolloutWrite(args, "approve", self.app.warn)
         rollout = session.rollout
-        expires = args.expires.delta if args.expires is not None else None
-        approval = api.Approval(session.me.username, approval_expiry(rollout, expires, clock.now()), reason)
-        session.check_policies("aicr_pre_approve", approval=approval)
+        expires, now = args.expires.delta if args.expires is not None else None, clock.now()
+        approval = api.Approval(session.me.username, approval_expiry(rollout, expires, now), reason)
+        session.check_policies("aicr_pre_approve", now, approval=approval)
         written = session.write(api.approval_patch(rollout, approval), lost_race)
         return Result("Approval", {"rollout": rollout.name, "user": approval.user,
                                    "expires": clock.format_time(approval.expires), "reason": reason, **written})

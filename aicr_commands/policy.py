@@ -82,9 +82,10 @@ def check(args: argparse.Namespace) -> Result:
     cluster = _rollouts.connect(args)
     me = cluster.whoami()
     rollout = _rollouts.read_rollout(cluster, name)
-    proposed = proposed_write(args, rollout, me, clock.now())  # the real command's own refusals first
+    now = clock.now()
+    proposed = proposed_write(args, rollout, me, now)  # the real command's own refusals first
     policy_file = local or _rollouts.read_policy_file(cluster, args.operator_namespace)
-    decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, **proposed)
+    decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, now, **proposed)
     record = decision.record()
     return Result("PolicyDecision", {"rollout": rollout.name, "user": {"username": me.username,
                                                                       "groups": list(me.groups)}, **record},

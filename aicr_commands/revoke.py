@@ -59,7 +59,7 @@ class Revoke(AicrCommand):
         rollout = session.rollout
         refuse_revocation(rollout)
         revocation = api.Revocation(session.me.username, clock.now(), reason)
-        session.check_policies("aicr_pre_revoke", revocation=revocation)
+        session.check_policies("aicr_pre_revoke", revocation.time, revocation=revocation)
         written = session.write(api.revocation_patch(rollout, revocation), lost_race)
         return Result("Revocation", {"rollout": rollout.name, "user": revocation.user,
                                      "time": clock.format_time(revocation.time), "reason": reason, **written})

@@ -98,8 +98,8 @@ class PolicyContext:
     now: datetime | None = None
 
     @classmethod
-    def from_args(cls, command: str, args: argparse.Namespace) -> PolicyContext:
-        return cls(command, dict(vars(args)))
+    def from_args(cls, command: str, args: argparse.Namespace, now: datetime | None = None) -> PolicyContext:
+        return cls(command, dict(vars(args)), now=now)
 
 
 @hookspec
