@@ -43,6 +43,18 @@ class PolicySource:
     def refresh(self) -> None:
         """One read; never raises (the outcome is kept for `engine()`)."""
         try:
+            self._refresh()
+        except Exception as err:  # noqa: BLE001 - a bug must not end the refresh thread; stale_after then refuses
+            self._read_failed(f"{type(err).__name__}: {err}")
+
+    def _read_failed(self, why: str) -> None:
+        with self._lock:
+            was, self._failure = self._failure, why
+        if was != why:
+            self.log("cannot read the policy file", level="error", error=why)
+
+    def _refresh(self) -> None:
+        try:
             text, source = self.read()
         except AicrError as err:
             if err.code == Code.POLICY_ERROR:  # a definite answer about the file: it refuses, now
@@ -53,11 +65,7 @@ class PolicySource:
                 if changed:
                     self.log("policy file refuses every write", level="error", error=_words(err))
                 return
-            with self._lock:
-                was = self._failure
-                self._failure = err.message
-            if was != err.message:
-                self.log("cannot read the policy file", level="error", error=err.message)
+            self._read_failed(err.message)
             return
         with self._lock:
             unchanged = self._engine is not None and text == self._text and self._engine.source == source

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.flags import check_reason
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
     from aicr_core.deadline import Deadline
     from aicr_core.hookspecs import Identity
@@ -28,7 +28,7 @@ _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 def object_name(text: str) -> str:
-    if not _NAME.match(text):
+    if not _NAME.fullmatch(text):  # fullmatch: `$` alone would let a trailing newline through
         raise argparse.ArgumentTypeError(f"{text!r} is not a valid rollout name")
     return text
 
@@ -98,10 +98,6 @@ def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
              "nothing is stored); client: check the refusals, the policies and your permissions "
              "(SelfSubjectAccessReviews) and print what would be written, sending no write; none (default)")
     action.completer = lambda prefix, **_: [m for m in DRY_RUN_MODES if m.startswith(prefix)]  # type: ignore[attr-defined]
-
-
-def require_reason(args: argparse.Namespace, command: str) -> str:
-    return check_reason(args, command)  # 1..REASON_MAX characters; required
 
 
 def connect(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
@@ -192,15 +188,19 @@ def read_assessment(cluster: Cluster, namespace: str, rollout: api.Rollout) -> a
 
 
 def decide(cluster: Cluster, args: argparse.Namespace, command: str, policy_file: tuple[str | None, str],
-           action: str, rollout: api.Rollout, user: Identity, **proposed: Any) -> Decision:
-    """Every active policy's verdict on `action` under `policy_file` ((text, source): the cluster's or a local one)."""
+           action: str, rollout: api.Rollout, user: Identity, now: datetime, **proposed: Any) -> Decision:
+    """Every active policy's verdict on `action` under `policy_file` ((text, source): the cluster's or a local one).
+
+    `now` is the instant the proposed write was built at: the policies decide at that instant, so
+    `--expires 2h` is an approval of 2h to them, even when the clock ticks between the two.
+    """
     from aicr_core.hookspecs import PolicyContext
     from aicr_core.policy import PolicyEngine, load_policies
 
     engine = PolicyEngine.build(load_policies(), *policy_file)
     if action == "approve" and engine.wants("approve", "assessment"):  # one more GET, only when needed
         proposed["assessment"] = read_assessment(cluster, args.operator_namespace, rollout)
-    return engine.decide(action, rollout=rollout, user=user, context=PolicyContext.from_args(command, args),
+    return engine.decide(action, rollout=rollout, user=user, context=PolicyContext.from_args(command, args, now),
                          overrides=args.override or (), **proposed)
 
 
@@ -216,26 +216,25 @@ class RolloutWrite:
     SelfSubjectAccessReviews instead and no write.
     """
 
-    def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None]) -> None:
         if getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
             # Trying a file is what --policy-file is for: with a real write, a local file would
             # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
             raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
                              f"or policy check; a real {command} always follows the cluster's policy file")
         self.args, self.command = args, command
-        self.warn = warn or _stderr_warning
+        self.warn = warn  # the app's `warning:` line: a command never writes to stderr itself
         self.cluster = connect(args)
         self.me = self.cluster.whoami()
         self.rollout = read_rollout(self.cluster, args.rollout)
         self.override: api.Override | None = None
 
-    def check_policies(self, hook: str, **proposed: Any) -> None:
-        """Every policy's verdict on the proposed write; raises POLICY_DENIED or POLICY_ERROR.
+    def check_policies(self, hook: str, now: datetime, **proposed: Any) -> None:
+        """Every policy's verdict on the write proposed at `now`; raises POLICY_DENIED or POLICY_ERROR.
 
         Warnings (policies in warn mode, overridden refusals) go to stderr; an
         override is kept to be recorded by `write`.
         """
-        from aicr_core import clock
         from aicr_core import operator_api as api
 
         action = hook.removeprefix("aicr_pre_")
@@ -249,7 +248,7 @@ class RolloutWrite:
             if not self.cluster.can_i(**api.approver_access(self.rollout.name)):
                 return
             raise
-        decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me,
+        decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me, now,
                           **proposed)
         refusal = decision.refusal()
         if refusal is not None:
@@ -257,7 +256,7 @@ class RolloutWrite:
         for line in decision.warnings():
             self.warn(line)
         if decision.overridden:
-            self.override = api.Override(self.me.username, action, tuple(decision.overridden), clock.now())
+            self.override = api.Override(self.me.username, action, tuple(decision.overridden), now)
 
     def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> dict[str, Any]:
         """One conditional write (with the override, if any); on a lost race, re-read and say who won.
@@ -293,9 +292,3 @@ class RolloutWrite:
         if missing:
             raise AicrError(Code.FORBIDDEN, f"(client dry run) {self.me.username} may not write rollout {name}; "
                             "the API server would refuse", [f"not allowed: {m}" for m in missing])
-
-
-def _stderr_warning(line: str) -> None:
-    from aicr_core.terminal import safe
-
-    sys.stderr.write(f"warning: {safe(line, allow_newlines=False)}\n")

@@ -39,6 +39,7 @@ class Acknowledge(AicrCommand):
       UNAUTHORIZED
       TIMEOUT
       UNAVAILABLE
+      INVALID_OBJECT
     """
 
     uses_flags = ("operator_namespace", "override", "policy_file")
@@ -54,7 +55,7 @@ class Acknowledge(AicrCommand):
         rollout = session.rollout
         release = awaited_release(rollout)
         ack = api.Acknowledgement(release, session.me.username, clock.now())
-        session.check_policies("aicr_pre_acknowledge", acknowledgement=ack)
+        session.check_policies("aicr_pre_acknowledge", ack.time, acknowledgement=ack)
         written = session.write(api.acknowledgement_patch(rollout, ack), lost_race)
         return Result("Acknowledgement", {"rollout": rollout.name, "release": release, "user": ack.user,
                                           "time": clock.format_time(ack.time), **written})

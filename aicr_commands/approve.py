@@ -9,7 +9,7 @@ from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
-from aicr_core.flags import check_expires
+from aicr_core.flags import check_expires, check_reason
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -61,13 +61,13 @@ class Approve(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
 
-        reason = _rollouts.require_reason(args, "approve")
+        reason = check_reason(args, "approve")
         check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call
         session = _rollouts.RolloutWrite(args, "approve", self.app.warn)
         rollout = session.rollout
-        expires = args.expires.delta if args.expires is not None else None
-        approval = api.Approval(session.me.username, approval_expiry(rollout, expires, clock.now()), reason)
-        session.check_policies("aicr_pre_approve", approval=approval)
+        expires, now = args.expires.delta if args.expires is not None else None, clock.now()
+        approval = api.Approval(session.me.username, approval_expiry(rollout, expires, now), reason)
+        session.check_policies("aicr_pre_approve", now, approval=approval)
         written = session.write(api.approval_patch(rollout, approval), lost_race)
         return Result("Approval", {"rollout": rollout.name, "user": approval.user,
                                    "expires": clock.format_time(approval.expires), "reason": reason, **written})

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _rollouts
@@ -141,17 +142,19 @@ def verify_report(digest: str, text: str | None, where: str | None = None, *,
                           for c in report.components])
 
 
-def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
-    def time(moment: Any) -> str | None:
-        return clock.format_time(moment) if moment is not None else None
+def time_or_none(moment: datetime | None) -> str | None:
+    """A time as the documents carry it (RFC 3339 UTC), or null."""
+    return clock.format_time(moment) if moment is not None else None
 
+
+def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
     return {
         "rollout": r.name,
         "runtimeUID": r.runtime_uid,
         "transition": {"from": r.from_digest, "to": r.to_digest},
         "phase": r.phase,
         "outcome": r.outcome or None,
-        "deadline": time(r.deadline),
+        "deadline": time_or_none(r.deadline),
         "approval": approval_data(r),
         "message": r.message,
         "inventory": {"releases": r.inventory_releases, "digest": r.inventory_digest},
@@ -162,23 +165,20 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                      "beforeApply": [{"id": s.id, "description": s.description} for s in rec.before_apply],
                      "afterApply": [{"id": s.id, "description": s.description} for s in rec.after_apply]}
                     for rec in r.records],
-        "acknowledgements": [{"release": a.release, "user": a.user, "time": time(a.time)}
+        "acknowledgements": [{"release": a.release, "user": a.user, "time": time_or_none(a.time)}
                              for a in r.acknowledgements],
-        "overrides": [{"user": o.user, "action": o.action, "policies": list(o.policies), "time": time(o.time)}
+        "overrides": [{"user": o.user, "action": o.action, "policies": list(o.policies), "time": time_or_none(o.time)}
                       for o in r.overrides],
     }
 
 
 def approval_data(r: api.Rollout) -> dict[str, Any]:
     """The `approval` object of describe's document (list's items carry the same)."""
-    def time(moment: Any) -> str | None:
-        return clock.format_time(moment) if moment is not None else None
-
     return {
         "required": r.approval_required,
         "user": r.approval.user if r.approval else None,
-        "expires": time(r.approval.expires) if r.approval else None,
+        "expires": time_or_none(r.approval.expires) if r.approval else None,
         "reason": r.approval.reason if r.approval else None,
-        "revocation": {"user": r.revocation.user, "time": time(r.revocation.time),
+        "revocation": {"user": r.revocation.user, "time": time_or_none(r.revocation.time),
                        "reason": r.revocation.reason} if r.revocation else None,
     }

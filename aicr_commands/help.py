@@ -34,13 +34,13 @@ from aicr_core import plugins
 from aicr_core.app import PROG, USAGE_LINES
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.flags import FlagParser, add_common_flags
+from aicr_core.flags import help_text
 from aicr_core.result import Result
 
 OURS = "kubectl-aicr"  # the distribution of the built-in commands
 # Common flags that only some commands read: listed under "Flags" for those (`uses_flags`),
 # left out of the others' "Global flags" (every command still accepts them).
-SCOPED_FLAGS = ("reason", "expires", "dir")
+SCOPED_FLAGS = ("reason", "expires", "dir", "override", "policy_file")
 # Codes any command may return, listed once at the end of every command's help.
 EVERY_COMMAND = (Code.USAGE, Code.PLUGIN_ERROR, Code.INTERRUPTED, Code.INTERNAL)
 MEANINGS: dict[Code, str] = {
@@ -70,7 +70,7 @@ MEANINGS: dict[Code, str] = {
     Code.INVALID_PLAN: "a plan's image, bundle or render flags are not well-formed; nothing written",
     Code.WRITE_FAILED: "a file could not be written",
     Code.INVALID_OBJECT: "an object from the cluster does not have the operator API's shape",
-    Code.PLUGIN_ERROR: "the command or renderer plugin failed to load",
+    Code.PLUGIN_ERROR: "a plugin failed to load or its result could not be printed; nothing was printed",
     Code.INTERRUPTED: "Ctrl-C (exit 130)",
     Code.INTERNAL: "a bug; AICR_DEBUG=1 shows the traceback",
 }
@@ -101,13 +101,13 @@ class Help(AicrCommand):
                 raise UsageError(f'unknown command "{args.topic}" for "{PROG}"')
             command = commands.load(args.topic)(self.app, None, cmd_name=args.topic)
             return Result("CommandHelp", command_help(command, args.topic, provider(commands.infos(args.topic)[0])))
-        listing = []
+        listing, warnings = [], []
         for name in commands.names():
             try:
                 command_class = commands.load(name)
                 summary = command_class(self.app, None, cmd_name=name).summary()
             except AicrError as err:  # a broken plugin does not stop the others
-                self.app.warn(err.message)
+                warnings.append(err.message)
                 summary = f"(unavailable: {err.code})"
             listing.append({"name": name, "summary": summary})
         app_flags = self.app.parser  # the flags every command accepts, as the app parses them
@@ -118,7 +118,7 @@ class Help(AicrCommand):
             "flags": [flag_line(a) for a in app_flags._actions if a.option_strings],
             "footer": f"Run '{PROG} help COMMAND' for a command's flags, examples and codes. "
                       "Exit codes: 0 success, 1 the command failed, 2 usage error.",
-        })
+        }, warnings=tuple(warnings))
 
 
 @dataclass
@@ -174,7 +174,8 @@ def provider(info: plugins.PluginInfo) -> str | None:
 def command_help(command: AicrCommand, name: str, provided_by: str | None = None) -> dict[str, Any]:
     doc = parse_doc(inspect.getdoc(type(command)) or "")
     parser = command.get_parser(f"{PROG} {name}")
-    common = {a.dest for a in common_actions()}
+    common_actions = [a for a in command.app.parser._actions if a.option_strings]  # as the app parses them
+    common = {a.dest for a in common_actions}
     used = set(getattr(command, "uses_flags", ()))
     own = [a for a in parser._actions if a.option_strings and (a.dest not in common or a.dest in used)]
     positionals = [a for a in parser._actions if not a.option_strings]
@@ -185,10 +186,9 @@ def command_help(command: AicrCommand, name: str, provided_by: str | None = None
         "usage": " ".join([PROG, name, *(_usage_word(a) for a in positionals), "[flags]"]),
         "summary": doc.summary,
         "description": doc.description,
-        "arguments": [{"name": str(a.metavar or a.dest), "help": _help_text(a)} for a in positionals],
+        "arguments": [{"name": str(a.metavar or a.dest), "help": help_text(a)} for a in positionals],
         "flags": [flag_entry(a) for a in sorted(own, key=_sort_key)],
-        "globalFlags": [flag_entry(a) for a in common_actions()
-                        if a.dest not in used and a.dest not in SCOPED_FLAGS],
+        "globalFlags": [flag_entry(a) for a in common_actions if a.dest not in used and a.dest not in SCOPED_FLAGS],
         "examples": doc.examples,
         "codes": codes,
         "everyCommandCodes": [c.value for c in EVERY_COMMAND if c.value not in listed],
@@ -198,12 +198,6 @@ def command_help(command: AicrCommand, name: str, provided_by: str | None = None
     }
 
 
-def common_actions() -> list[argparse.Action]:
-    parser = FlagParser(prog=PROG)
-    add_common_flags(parser)
-    return [a for a in parser._actions if a.option_strings]
-
-
 def flag_entry(action: argparse.Action) -> dict[str, str]:
     """`-o, --output NAME` and its help; long flags aligned whether or not they have a short form."""
     shorts = [o for o in action.option_strings if not o.startswith("--")]
@@ -211,16 +205,12 @@ def flag_entry(action: argparse.Action) -> dict[str, str]:
     names = ", ".join(shorts + longs) if shorts else "    " + ", ".join(longs)
     if action.metavar:
         names += f" {action.metavar}"
-    return {"flag": names, "help": _help_text(action)}
+    return {"flag": names, "help": help_text(action)}
 
 
 def flag_line(action: argparse.Action) -> str:
     entry = flag_entry(action)
     return f"{entry['flag']:<32} {entry['help']}".rstrip()
-
-
-def _help_text(action: argparse.Action) -> str:
-    return (action.help or "") % {"default": action.default} if action.help else ""
 
 
 def _usage_word(action: argparse.Action) -> str:

@@ -48,6 +48,7 @@ class List(AicrCommand):
       kubectl aicr list --pending -o name
 
     Codes:
+      NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)
       KUBECONFIG
       UNAUTHORIZED
       FORBIDDEN  you may not list rollouts
@@ -178,18 +179,15 @@ def worst_verdict(verdicts: Iterable[Any]) -> str:
 
 
 def item(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
-    from aicr_commands.describe import approval_data
-
-    def time(moment: Any) -> str | None:
-        return clock.format_time(moment) if moment is not None else None
+    from aicr_commands.describe import approval_data, time_or_none
 
     return {
         "name": r.name,
-        "created": time(r.created),
+        "created": time_or_none(r.created),
         "phase": r.phase,
         "outcome": r.outcome or None,
         "approval": approval_data(r),
-        "deadline": time(r.deadline),
+        "deadline": time_or_none(r.deadline),
         "waitingOn": r.awaiting_release or None if r.awaiting_acknowledgement else None,
         "waitingForPerson": _rollouts.waits_for_person(r),
         "assessment": assessment,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _rollouts
 from aicr_core.command import AicrCommand
 from aicr_core.errors import UsageError
-from aicr_core.flags import check_expires
+from aicr_core.flags import check_expires, check_reason
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def check(args: argparse.Namespace) -> Result:
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
     if args.action in ("approve", "revoke"):
-        _rollouts.require_reason(args, f"policy check --action {args.action}")
+        check_reason(args, f"policy check --action {args.action}")
     if args.action == "approve":
         check_expires(args, clock.now())  # as approve checks it: before any API call
     # Read the local file first: a typo in its path fails before any request.
@@ -82,9 +82,10 @@ def check(args: argparse.Namespace) -> Result:
     cluster = _rollouts.connect(args)
     me = cluster.whoami()
     rollout = _rollouts.read_rollout(cluster, name)
-    proposed = proposed_write(args, rollout, me, clock.now())  # the real command's own refusals first
+    now = clock.now()
+    proposed = proposed_write(args, rollout, me, now)  # the real command's own refusals first
     policy_file = local or _rollouts.read_policy_file(cluster, args.operator_namespace)
-    decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, **proposed)
+    decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, now, **proposed)
     record = decision.record()
     return Result("PolicyDecision", {"rollout": rollout.name, "user": {"username": me.username,
                                                                       "groups": list(me.groups)}, **record},

@@ -96,7 +96,7 @@ def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:
     """The recipe text, after every refusal upstream makes; nothing is written before this passes."""
     from aicr_core import operator_api as api
 
-    expected = digest or f"sha256:{api.PLAN_CONFIGMAP.match(name).group(1)}"  # type: ignore[union-attr]
+    expected = digest or f"sha256:{api.PLAN_CONFIGMAP.fullmatch(name).group(1)}"  # type: ignore[union-attr]
     if not plan.digest.startswith(expected) or not api.is_digest(plan.digest):
         raise AicrError(Code.NOT_FOUND, f"ConfigMap {name} records plan {plan.digest or 'nothing'}, "
                         f"not {expected}: it is not that plan")

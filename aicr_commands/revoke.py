@@ -8,6 +8,7 @@ from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
+from aicr_core.flags import check_reason
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class Revoke(AicrCommand):
       UNAUTHORIZED
       TIMEOUT
       UNAVAILABLE
+      INVALID_OBJECT
     """
 
     uses_flags = ("reason", "operator_namespace", "override", "policy_file")
@@ -52,12 +54,12 @@ class Revoke(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
 
-        reason = _rollouts.require_reason(args, "revoke")
+        reason = check_reason(args, "revoke")
         session = _rollouts.RolloutWrite(args, "revoke", self.app.warn)
         rollout = session.rollout
         refuse_revocation(rollout)
         revocation = api.Revocation(session.me.username, clock.now(), reason)
-        session.check_policies("aicr_pre_revoke", revocation=revocation)
+        session.check_policies("aicr_pre_revoke", revocation.time, revocation=revocation)
         written = session.write(api.revocation_patch(rollout, revocation), lost_race)
         return Result("Revocation", {"rollout": rollout.name, "user": revocation.user,
                                      "time": clock.format_time(revocation.time), "reason": reason, **written})

@@ -64,6 +64,7 @@ class Wait(AicrCommand):
       UNAUTHORIZED
       FORBIDDEN    you may not get or watch rollouts
       UNAVAILABLE  the API server stayed unreachable for 30 seconds
+      INVALID_OBJECT
     """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

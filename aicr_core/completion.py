@@ -185,6 +185,8 @@ def _scan(words: list[str], parser: Any) -> tuple[str | None, list[str]]:
 
 
 def _flag_or_value(parser: Any, current: str, parsed: argparse.Namespace) -> Candidates:
+    from aicr_core.flags import help_text
+
     takes_value = parser.value_flags()
     if current.startswith("--") and "=" in current:  # --output=j
         flag, _, typed = current.partition("=")
@@ -196,7 +198,7 @@ def _flag_or_value(parser: Any, current: str, parsed: argparse.Namespace) -> Can
     for action in parser._actions:
         for option in action.option_strings:
             if option.startswith(current):
-                words.append(_with_description(option, _help_text(action)))
+                words.append(_with_description(option, help_text(action)))
     return Candidates(words)
 
 
@@ -232,13 +234,6 @@ def _commands(commands: Any, typed: str) -> Candidates:
             summary = ""
         words.append(_with_description(name, summary))
     return Candidates(words)
-
-
-def _help_text(action: argparse.Action) -> str:
-    try:
-        return (action.help or "") % {"default": action.default}
-    except (KeyError, TypeError, ValueError):
-        return action.help or ""
 
 
 def _with_description(word: str, description: str) -> str:

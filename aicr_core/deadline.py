@@ -26,6 +26,9 @@ from types import FrameType
 from aicr_core.errors import AicrError, Code
 
 DEFAULT_SECONDS = 30.0
+# About 31 years. The interval timer and socket timeouts overflow somewhere past 9e9 seconds
+# (AICR_DEADLINE_SECONDS=1e300 ended in INTERNAL): a deadline further away than this is none.
+MAX_SECONDS = 1e9
 
 
 class Alarm(BaseException):
@@ -51,6 +54,8 @@ class Deadline:
 
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = configured_seconds() if seconds is None else seconds
+        if self.seconds > MAX_SECONDS:
+            self.seconds = math.inf
         self._ends = time.monotonic() + self.seconds
         self._armed = 0  # nesting depth of enforced(): only the outermost arms and disarms the timer
 

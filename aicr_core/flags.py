@@ -193,12 +193,22 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
                        help="approve, revoke, acknowledge: go ahead despite the refusal of an overridable "
                             "policy (repeatable; recorded in the rollout)")
     group.add_argument("--policy-file", metavar="PATH",
-                       help="policy check, plugins, and approve/revoke/acknowledge with --dry-run: try this "
+                       help="policy check, plugins, and approve, revoke, acknowledge with --dry-run: try this "
                             "ApprovalPolicy file in place of the cluster's")
     group.add_argument("-o", "--output", metavar="NAME", default="text",
                        help="output format: any installed renderer (default: %(default)s)")
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")
     add_connection_flags(parser.add_argument_group("kubectl's connection flags, accepted by every command"))
+
+
+def help_text(action: argparse.Action) -> str:
+    """A flag's help with `%(default)s` filled in, as argparse fills it; a plugin's stray `%` is shown as written."""
+    if not action.help:
+        return ""
+    try:
+        return action.help % {"default": action.default}
+    except (KeyError, TypeError, ValueError):  # "50% of the nodes", "%(prog)s": argparse's own help would crash
+        return action.help
 
 
 def debug_enabled() -> bool:

@@ -83,9 +83,10 @@ Verdict = Union[None, Violation, Allow, Sequence[Union[Violation, Allow]]]
 class PolicyContext:
     """What a policy may want beyond the objects.
 
-    ``command``: ``approve``, ``revoke``, ``acknowledge``, ``policy`` (a
-    ``policy check``) or ``admission`` (the webhook; ``flags`` is then empty,
-    so a policy that reads a flag must decide what to do without it).
+    ``command``: ``approve``, ``revoke`` or ``acknowledge`` (also under
+    ``policy check``, which runs the policies as that command would), or
+    ``admission`` (the webhook; ``flags`` is then empty, so a policy that
+    reads a flag must decide what to do without it).
     ``flags``: the command's parsed flags, including those a plugin added.
     ``settings``: this policy's settings from the policy file (see above).
     ``now``: the one instant the whole decision is taken at (UTC).
@@ -97,8 +98,8 @@ class PolicyContext:
     now: datetime | None = None
 
     @classmethod
-    def from_args(cls, command: str, args: argparse.Namespace) -> PolicyContext:
-        return cls(command, dict(vars(args)))
+    def from_args(cls, command: str, args: argparse.Namespace, now: datetime | None = None) -> PolicyContext:
+        return cls(command, dict(vars(args)), now=now)
 
 
 @hookspec

@@ -34,7 +34,7 @@ from urllib3 import HTTPHeaderDict
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
-from aicr_core.kubeconfig import Settings, load_settings
+from aicr_core.kubeconfig import Settings, first_line, load_settings
 
 if TYPE_CHECKING:
     from aicr_core.hookspecs import Identity
@@ -180,10 +180,9 @@ class Cluster:
         with self.deadline.enforced():
             timeout = self.deadline.timeout()
             authorization = self.settings.configuration.get_api_key_with_prefix("BearerToken")  # may run a plugin
-            if authorization:
-                headers["Authorization"] = authorization
-            for name, value in self.settings.impersonation.headers():
-                headers.add(name, value)
+            credentials = [("Authorization", authorization)] if authorization else []
+            for name, value in [*credentials, *self.settings.impersonation.headers()]:
+                headers.add(name, header_value(name, value))
             if stream:
                 idle = read_timeout if timeout is None else min(timeout, read_timeout or math.inf)
                 request_timeout: Any = (timeout, idle)
@@ -205,6 +204,25 @@ class Cluster:
                 raise transport_error(err, self.deadline) from None
             raise api_error(ApiException(http_resp=response))
         return raw
+
+
+def header_value(name: str, value: str) -> str:
+    """`value` as http.client must be given it for kubectl's bytes to go on the wire.
+
+    kubectl (Go) sends a header's UTF-8 bytes; http.client encodes a str as Latin-1, so the UTF-8
+    bytes are handed over as Latin-1 characters (`--as José` is the user kubectl impersonates, and
+    `--as-group 李` is sent at all). Go refuses control characters but TAB, and so do we, as
+    KUBECONFIG naming the header: http.client's own ValueError quoted the value, which may be the token.
+    """
+    refusal = AicrError(Code.KUBECONFIG, f"the {name} header cannot be sent: its value (from the kubeconfig or "
+                        "the connection flags) holds a line break or another control character")
+    try:
+        wire = value.encode("utf-8", "surrogateescape")  # argv bytes that are no UTF-8 go as they came
+    except UnicodeEncodeError:  # a lone surrogate from a JSON kubeconfig
+        raise refusal from None
+    if any((b < 0x20 and b != 0x09) or b == 0x7F for b in wire):
+        raise refusal
+    return wire.decode("latin-1")
 
 
 def _lines(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
@@ -253,7 +271,11 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
     settings = load_settings(kubeconfig, overrides, deadline)
     if client_errors.messages:  # the client logs some failures (an auth provider's) and goes on regardless
         raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {client_errors.messages[0]}")
-    return Cluster(settings, deadline)
+    try:
+        return Cluster(settings, deadline)
+    except ImportError as err:  # a socks5:// proxy-url: urllib3 then imports PySocks, which we do not ship
+        raise AicrError(Code.KUBECONFIG, f"cannot use the kubeconfig's proxy-url: {err} "
+                        "(a SOCKS proxy needs the PySocks package)") from None
 
 
 class _ClientErrors(logging.Handler):
@@ -264,7 +286,7 @@ class _ClientErrors(logging.Handler):
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(_first_line(record.getMessage()))
+        self.messages.append(first_line(record.getMessage()))
 
     @classmethod
     def install(cls) -> _ClientErrors:
@@ -279,10 +301,6 @@ class _ClientErrors(logging.Handler):
 
 
 # -- errors as CODEs -----------------------------------------------------------------------------------
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else "unknown error"
-
 
 def server_message(err: ApiException) -> str:
     """The API server's own message (admission denials say why there), else the HTTP reason."""
@@ -301,7 +319,7 @@ def api_error(err: ApiException) -> AicrError:
     message, *details = [line.strip() for line in text.splitlines() if line.strip()] or [text]
     if status == 0:  # the client reports transport failures (TLS, say) as status 0: "SSLError\n<detail>"
         kind, _, detail = (err.reason or "").partition("\n")
-        detail = _first_line(detail or kind)
+        detail = first_line(detail or kind)
         if "SSL" in kind:
             return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {detail}")
         return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {detail}")
@@ -328,7 +346,7 @@ def _is_admission(message: str) -> bool:
 
 def transport_error(err: BaseException, deadline: Deadline) -> AicrError:
     chain = _causes(err)
-    last = _first_line(str(chain[-1]))
+    last = first_line(str(chain[-1]))
     # NewConnectionError subclasses urllib3's ConnectTimeoutError: test for refusals first.
     if any(isinstance(e, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError,
                           urllib3.exceptions.NameResolutionError, socket.gaierror)) for e in chain):
@@ -338,7 +356,7 @@ def transport_error(err: BaseException, deadline: Deadline) -> AicrError:
     if any(isinstance(e, (ssl.SSLError, urllib3.exceptions.SSLError)) for e in chain):
         return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {last}")
     if any(isinstance(e, ConfigException) for e in chain):
-        return AicrError(Code.KUBECONFIG, _first_line(str(err)))
+        return AicrError(Code.KUBECONFIG, first_line(str(err)))
     return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {last}")
 
 

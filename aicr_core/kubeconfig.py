@@ -56,8 +56,17 @@ class Impersonation(NamedTuple):
         if self.uid:
             pairs.append(("Impersonate-Uid", self.uid))
         for key, values in self.extra:
-            pairs += [(f"Impersonate-Extra-{key}", value) for value in values]
+            pairs += [(f"Impersonate-Extra-{_header_key_escape(key)}", value) for value in values]
         return pairs
+
+
+_HEADER_KEY_BYTES = frozenset(b"!#$&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _header_key_escape(key: str) -> str:
+    """client-go's headerKeyEscape: a byte that may not stand in a header name (or `%`) becomes %XX,
+    so `scopes.example.com/team` is sent as `scopes.example.com%2Fteam`, as kubectl sends it."""
+    return "".join(chr(b) if b in _HEADER_KEY_BYTES else f"%{b:02X}" for b in key.encode("utf-8"))
 
 
 class Settings(NamedTuple):
@@ -102,10 +111,10 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
         with deadline.enforced("loading the credentials"):
             _Loader(config, deadline).load_and_set(configuration)
     except ConfigException as err:
-        raise AicrError(Code.KUBECONFIG, f"{_first_line(str(err))} ({source})") from None
+        raise AicrError(Code.KUBECONFIG, f"{first_line(str(err))} ({source})") from None
     except (OSError, ValueError, TypeError, KeyError) as err:  # unreadable certificate file, broken base64, ...
         raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {type(err).__name__}: "
-                        f"{_first_line(str(err))}") from None
+                        f"{first_line(str(err))}") from None
     return Settings(configuration, impersonation, source)
 
 
@@ -127,7 +136,7 @@ def _read(path: Path) -> dict[str, Any]:
         # libyaml's safe loader when PyYAML has it: ten times the pure-Python one, same documents.
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {_first_line(str(err))}") from None
+        raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {first_line(str(err))}") from None
     if doc is None:
         return {}
     if not isinstance(doc, dict):
@@ -182,7 +191,9 @@ def _override_cluster(cluster: dict[str, Any], o: Overrides) -> dict[str, Any]:
     if o.server:
         cluster["server"] = o.server
     server = cluster.get("server")
-    if isinstance(server, str) and server:
+    if server is not None and not isinstance(server, str):
+        raise AicrError(Code.KUBECONFIG, f"kubeconfig: the cluster's server is {type(server).__name__}, not a URL")
+    if server:
         cluster["server"] = _server_url(server)
     if o.insecure_skip_tls_verify or o.certificate_authority:
         # As kubectl: either flag replaces the file's CA and its insecure setting.
@@ -223,7 +234,10 @@ def _override_user(user: dict[str, Any], o: Overrides) -> dict[str, Any]:
 def _impersonation(user: Mapping[str, Any], o: Overrides) -> Impersonation:
     """`--as` & co., else the kubeconfig user's `as` & co. (which the official client would ignore)."""
     name = o.impersonate or _text(user.get("as"))
-    groups = o.impersonate_groups or tuple(_text(g) for g in user.get("as-groups") or ())
+    listed = user.get("as-groups") or []
+    if not isinstance(listed, list):  # a string would be sent one character a group
+        raise AicrError(Code.KUBECONFIG, "kubeconfig: the user's as-groups is not a list")
+    groups = o.impersonate_groups or tuple(_text(g) for g in listed)
     uid = o.impersonate_uid or _text(user.get("as-uid"))
     extra_raw = user.get("as-user-extra") or {}
     extra = tuple(sorted((str(k), tuple(_text(v) for v in (vs if isinstance(vs, list) else [vs])))
@@ -238,7 +252,8 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first line of an error's text (a library's may run to a page), for a one-line message."""
     return text.strip().splitlines()[0] if text.strip() else "unknown error"
 
 
@@ -313,7 +328,7 @@ class _BoundedExec(ExecProvider):
             _kill(process, interactive)
             raise
         if process.returncode != 0:
-            detail = _first_line(stderr or "") if stderr and stderr.strip() else ""
+            detail = first_line(stderr or "") if stderr and stderr.strip() else ""
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: exec: process returned "
                             f"{process.returncode}" + (f". {detail}" if detail else ""))
         try:

@@ -86,7 +86,7 @@ def serves_rollouts(discovery: Mapping[str, Any]) -> bool:
 def approver_access(rollout_name: str) -> dict[str, str]:
     """The permission the admission policy checks before an approval, revocation or acknowledgement
     (for a SelfSubjectAccessReview: `Cluster.can_i(**approver_access(name))`)."""
-    return {"verb": "update", "group": GROUP, "resource": "runtimerollouts", "subresource": "approve",
+    return {"verb": "update", "group": GROUP, "resource": ROLLOUTS, "subresource": "approve",
             "name": rollout_name}
 
 
@@ -361,10 +361,6 @@ class Added(NamedTuple):
     acknowledgements: tuple[Acknowledgement, ...] = ()
     overrides: tuple[Override, ...] = ()
 
-    @property
-    def anything(self) -> bool:
-        return bool(self.approval or self.revocation or self.acknowledgements)
-
 
 def added(before: Rollout, after: Rollout) -> Added:
     """What `after` (the object an update would store) adds to `before` (the stored object)."""
@@ -547,7 +543,7 @@ def report_verdicts(text: str) -> tuple[ComponentVerdict, ...]:
 def _report(text: str) -> _Reader:
     try:
         doc = json.loads(text)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: arrays or objects nested too deeply
         raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
     return _Reader(doc, "assessment report")
 
@@ -573,14 +569,14 @@ def _text(value: Any) -> str:
 
 
 def is_digest(text: str) -> bool:
-    return bool(DIGEST.match(text))
+    return bool(DIGEST.fullmatch(text))
 
 
 def plan_names(plan_ref: str) -> tuple[str, str | None]:
     """A PLAN argument -> (ConfigMap name, the full digest it must record, if known)."""
     if is_digest(plan_ref):
         return plan_configmap_name(plan_ref), plan_ref
-    if PLAN_CONFIGMAP.match(plan_ref):
+    if PLAN_CONFIGMAP.fullmatch(plan_ref):
         return plan_ref, None
     raise AicrError(Code.USAGE, f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
 

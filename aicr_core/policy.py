@@ -228,15 +228,18 @@ class PolicyEngine:
         for answer in answers:
             items = list(answer) if isinstance(answer, (list, tuple)) else [answer]
             for item in items:
-                if isinstance(item, Violation):
+                if isinstance(item, (Violation, Allow)) and _malformed(item):
+                    kind = type(item).__name__
+                    junk.append(f"returned {'an' if kind[0] in 'AEIOU' else 'a'} {kind} whose {_malformed(item)}")
+                elif isinstance(item, Violation):
                     outcome.violations.append(item)
                 elif isinstance(item, Allow):
                     outcome.notes.append(item)
                 elif item is not None:
-                    junk.append(type(item).__name__)
+                    junk.append(f"returned {type(item).__name__}, not a Violation")
         if junk:
             outcome.verdict = ERROR
-            outcome.error = f"{setup.name}: returned {', '.join(junk)}, not a Violation"
+            outcome.error = f"{setup.name}: {'; '.join(junk)}"
         elif outcome.violations:
             outcome.verdict = WARN if setup.mode == "warn" else DENY
         return outcome
@@ -249,6 +252,17 @@ class PolicyEngine:
             others = [p for p in manager.get_plugins() if p is not plugin]
             self._callers[key] = manager.subset_hook_caller(hook, remove_plugins=others)
         return self._callers[key]
+
+
+def _malformed(item: Violation | Allow) -> str | None:
+    """What is wrong with a policy's Violation or Allow, if anything: sorting, printing and the
+    decision record need strings and a mapping (a plugin's int there crashed them)."""
+    for name, kind, words in (("policy", str, "a string"), ("message", str, "a string"),
+                              ("facts", Mapping, "a mapping")):
+        found = getattr(item, name)
+        if not isinstance(found, kind):
+            return f"{name} is {type(found).__name__}, not {words}"
+    return None
 
 
 def _setup(name: str, plugin: object, entry: policy_file.PolicyEntry | None,
@@ -270,6 +284,9 @@ def _setup(name: str, plugin: object, entry: policy_file.PolicyEntry | None,
         settings = policy_file.validate_settings(model, raw, source, name) if model else dict(raw)
     except policy_file.PolicyFileError as err:
         return PolicySetup(name, True, why, mode, overridable, None, configured), err.problems
+    except Exception as err:  # noqa: BLE001 - pydantic passes on what a plugin's validator raises but ValueError
+        return PolicySetup(name, True, why, mode, overridable, None, configured), [
+            f"policies.{name}: the plugin's {SETTINGS_MODEL} raised {type(err).__name__}: {err} (a bug in the plugin)"]
     return PolicySetup(name, True, why, mode, overridable, settings, configured), []
 
 

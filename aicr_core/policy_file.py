@@ -32,7 +32,6 @@ API_VERSION = "aicr.run/v1alpha1"
 KIND = "ApprovalPolicy"
 CONFIGMAP_NAME = "aicr-approval-policy"
 CONFIGMAP_KEY = "policy.yaml"
-COMMON_KEYS = ("mode", "overridable")  # apply to every policy; the other keys are its settings
 MAX_BYTES = 1024 * 1024  # a ConfigMap holds at most 1 MiB
 
 
@@ -198,6 +197,8 @@ def load_yaml(text: str, source: str) -> Mapping[str, Any]:
         raise PolicyFileError(source, [_yaml_problem(err)]) from None
     except (TypeError, ValueError) as err:  # an unhashable key, say
         raise PolicyFileError(source, [f"(YAML): {err}"]) from None
+    except RecursionError:  # the pure-Python loader recurses once per level of nesting
+        raise PolicyFileError(source, ["(YAML): nested too deeply"]) from None
     documents = [d for d in documents if d is not None]
     if not documents:
         raise PolicyFileError(source, ["(file): empty; expected an ApprovalPolicy document"])

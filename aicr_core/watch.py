@@ -71,7 +71,7 @@ class _Follower:
                 if err.code != Code.UNAVAILABLE:
                     raise
                 continue  # still unreachable: the next watch attempt counts towards the limit
-            if fresh.get("metadata", {}).get("resourceVersion") != current.get("metadata", {}).get("resourceVersion"):
+            if _version(fresh) != _version(current):
                 current = fresh
                 yield current
 
@@ -113,9 +113,7 @@ class _Follower:
                 yield obj
             elif kind == "DELETED":
                 raise AicrError(Code.NOT_FOUND, f"{self.what} was deleted")
-            elif kind == "ERROR":
-                raise AicrError(Code.UNAVAILABLE, f"the watch of {self.what} failed: "
-                                f"{obj.get('message') or obj.get('reason') or 'no message'}")
+            # ERROR events never get here: the session raises them (Gone for 410, else UNAVAILABLE).
         if not events and time.monotonic() - started < 1:
             # A stream that ends at once with nothing in it is a failure, not a quiet period:
             # resuming right away would spin.

@@ -22,7 +22,6 @@ NAME = "assessment"
 INACTIVE_UNTIL_CONFIGURED = True
 VERDICT = Literal["safe", "manual", "blocked", "unknown", "unversioned"]
 MISSING = ("none", "missing")
-UNVERIFIED = ("unverified", "invalid", "unavailable")
 
 
 class Settings(SettingsModel):

@@ -58,7 +58,7 @@ def _minute_of_day(value: Any) -> int:
                          "17:00 as the number 1020")
     if value == "24:00":
         return END_OF_DAY
-    match = _HHMM.match(value) if isinstance(value, str) else None
+    match = _HHMM.fullmatch(value) if isinstance(value, str) else None
     if not match:
         raise ValueError(f"{value!r} is not a time of day HH:MM (00:00 to 24:00)")
     return int(match.group(1)) * 60 + int(match.group(2))

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,8 +75,8 @@ def aicr(kubectl: str, home: Path, tmp_path: Path) -> Aicr:
     return Aicr(kubectl, home, tmp_path)
 
 
-@pytest.fixture(scope="session")
-def plane() -> Iterator[testbed.ControlPlane]:
+def started_plane() -> Iterator[testbed.ControlPlane]:
+    """A control plane for a fixture to yield, stopped after; without binaries a skip, or under CI a failure."""
     try:
         testbed.find_binaries()
     except testbed.TestbedError as err:
@@ -88,6 +90,11 @@ def plane() -> Iterator[testbed.ControlPlane]:
 
 
 @pytest.fixture(scope="session")
+def plane() -> Iterator[testbed.ControlPlane]:
+    yield from started_plane()
+
+
+@pytest.fixture(scope="session")
 def seed(plane: testbed.ControlPlane) -> testbed.Seeder:
     return testbed.Seeder(plane)
 
@@ -95,3 +102,28 @@ def seed(plane: testbed.ControlPlane) -> testbed.Seeder:
 def error_line(proc: subprocess.CompletedProcess[str]) -> str:
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
     return lines[0] if lines else ""
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A local port that accepts connections and never answers (a hung API server)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import signal
 import subprocess
 import time
@@ -28,7 +27,7 @@ from testfixtures import compare
 from aicr_core.errors import AicrError
 
 import testbed
-from conftest import BIN, Aicr, error_line
+from conftest import Aicr, error_line, started_plane
 from plugin_env import EXAMPLES, PluginPath
 
 pytestmark = pytest.mark.cluster
@@ -42,16 +41,7 @@ SetPolicy = Callable[..., None]
 @pytest.fixture(scope="module")
 def admission_plane() -> Iterator[testbed.ControlPlane]:
     """A control plane for this module only."""
-    try:
-        testbed.find_binaries()
-    except testbed.TestbedError as err:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the real-cluster tests, but: {err}")
-        pytest.skip(f"real-cluster tests need the control plane binaries: {err}")
-    os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-    plane = testbed.ControlPlane().start()
-    yield plane
-    plane.stop()
+    yield from started_plane()
 
 
 @pytest.fixture(scope="module")

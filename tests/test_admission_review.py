@@ -325,3 +325,17 @@ def test_the_policy_source_rebuilds_on_change_and_fails_closed_when_it_cannot_re
     reads.append((None, "CM"))
     source.refresh()
     assert isinstance(source.engine(), PolicyEngine)
+
+
+def test_the_policy_source_survives_a_failure_it_did_not_expect() -> None:
+    clock, logged = Clock(), []
+
+    def read() -> tuple[str | None, str]:
+        raise RuntimeError("a bug")
+
+    source = PolicySource(policy_set({"spy": Spy()}), read, monotonic=clock,
+                          log=lambda msg, **fields: logged.append((msg, fields.get("error"))))
+    source.refresh()  # in the refresh thread: raising would end it, silently
+    refusal = source.engine()
+    assert isinstance(refusal, AicrError) and "(RuntimeError: a bug)" in refusal.message, refusal
+    compare(logged, expected=[("cannot read the policy file", "RuntimeError: a bug")])

@@ -5,9 +5,7 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +43,7 @@ R = "rollout-3f9a1c0d2b7e4a51-1"
     (["reproduce", "--expires", ""], 'time: invalid duration ""'),
     (["reproduce", "--dir", ""], "--dir must not be empty"),
     (["describe", R, "--operator-namespace", ""], "--operator-namespace must not be empty"),
+    (["approve", R, "--reason", "x", "--dry-run=client", "--policy-file", ""], "--policy-file must not be empty"),
     (["--foo"], "unknown flag: --foo"),
     (["--reason", "x", "--foo=1"], "unknown flag: --foo"),
     (["-x"], "unknown flag: -x"),
@@ -52,6 +51,7 @@ R = "rollout-3f9a1c0d2b7e4a51-1"
     (["reproduce", "a", "b"], "unrecognized arguments: b"),
     (["reproduce", "sha256:nothex"], "neither sha256:<64 hex> nor aicr-plan-<16 hex>"),
     (["describe", "Not/A/Name"], "is not a valid rollout name"),
+    (["describe", R + "\n"], "is not a valid rollout name"),
     (["describe", R, "-o", "xml"], 'unknown output format "xml"'),
     (["describe", R, "--reason"], "expected one argument"),
 ])
@@ -172,6 +172,22 @@ def test_broken_kubeconfig(aicr: Aicr, tmp_path: Path) -> None:
     assert error_line(proc).startswith("error: [KUBECONFIG] "), proc.stderr
 
 
+@pytest.mark.parametrize("cluster,user,message", [
+    ({"server": 123}, {"token": "t"}, "kubeconfig: the cluster's server is int, not a URL"),
+    ({"server": "https://127.0.0.1:1"}, {"as": "alice", "as-groups": "admins"},
+     "kubeconfig: the user's as-groups is not a list"),
+    ({"server": "https://127.0.0.1:1", "proxy-url": "socks5://127.0.0.1:1"}, {"token": "t"},
+     "cannot use the kubeconfig's proxy-url: No module named 'socks' (a SOCKS proxy needs the PySocks package)"),
+])
+def test_a_kubeconfig_entry_of_the_wrong_shape(aicr: Aicr, tmp_path: Path, cluster: dict[str, object],
+                                                user: dict[str, object], message: str) -> None:
+    (tmp_path / "kc").write_text(json.dumps({
+        "current-context": "c", "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "clusters": [{"name": "c", "cluster": cluster}], "users": [{"name": "u", "user": user}]}))
+    proc = aicr("describe", R, kubeconfig=tmp_path / "kc")
+    compare((proc.returncode, error_line(proc)), expected=(1, f"error: [KUBECONFIG] {message}"), suffix=proc.stderr)
+
+
 def test_unreachable_server(aicr: Aicr, tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -180,33 +196,6 @@ def test_unreachable_server(aicr: Aicr, tmp_path: Path) -> None:
     compare(proc.returncode, expected=1)
     assert error_line(proc).startswith("error: [UNAVAILABLE] cannot connect"), proc.stderr
     assert "s3cr3t" not in proc.stderr + proc.stdout
-
-
-@pytest.fixture
-def silent_server() -> Iterator[int]:
-    """Accepts connections and never answers."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
 
 
 def test_a_server_that_never_answers_times_out(aicr: Aicr, tmp_path: Path, silent_server: int) -> None:

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -86,31 +83,6 @@ def test_no_kubeconfig_prints_only_the_directive(aicr: Aicr) -> None:
     proc = subprocess.run([str(BIN / "kubectl_complete-aicr"), "approve", ""], capture_output=True, text=True,
                           env=aicr_env(aicr.home), timeout=30)
     compare((proc.returncode, proc.stdout, proc.stderr), expected=(0, ":4\n", ""))
-
-
-@pytest.fixture
-def silent_server() -> Iterator[int]:
-    """Accepts TLS connections' TCP and never answers."""
-    server = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
 
 
 def test_a_server_that_never_answers_is_given_two_seconds(aicr: Aicr, tmp_path: Path, silent_server: int) -> None:

@@ -73,6 +73,8 @@ def cases(plane: testbed.ControlPlane, f: dict[str, Path]) -> dict[str, list[str
         "--as, groups": ["--kubeconfig", str(f["full"]), "--context", "admin", "--as", "alice",
                          "--as-group", "aicr:approvers", "--as-group", "second group"],
         "--as, uid": ["--kubeconfig", str(f["full"]), "--context", "admin", "--as", "alice", "--as-uid", "1234"],
+        "--as, non-ASCII": ["--kubeconfig", str(f["full"]), "--context", "admin", "--as", "Jos\u00e9",
+                            "--as-group", "\u674e"],
         "--as-group alone": ["--kubeconfig", str(f["full"]), "--context", "admin", "--as-group", "g"],
         "--as without the right": ["--kubeconfig", str(f["full"]), "--context", "bob", "--as", "alice"],
         "kubeconfig as/as-groups": ["--kubeconfig", str(f["as-field"]), "--context", "admin"],
@@ -109,6 +111,7 @@ def test_the_identity_is_the_one_kubectl_gets(aicr: Aicr, plane: testbed.Control
     assert results["kubeconfig as/as-groups"][0] == ("victor", ["aicr:viewers", "extra-group",
                                                                 "system:authenticated"])
     assert results["wrong CA"][0] == "failed" and results["--token"][0][0] == testbed.EXEC_USER
+    assert results["--as, non-ASCII"][0] == ("Jos\u00e9", ["system:authenticated", "\u674e"])
 
 
 @pytest.mark.cluster
@@ -152,6 +155,48 @@ def test_every_group_is_sent(tmp_path: Path) -> None:
         sent = [(n, v) for n, v in server.requests[0].headers if n.lower().startswith("impersonate-")]
     compare(sent, expected=[("Impersonate-User", "alice"), ("Impersonate-Group", "a"), ("Impersonate-Group", "b"),
                             ("Impersonate-Group", "c"), ("Impersonate-Uid", "42")])
+
+
+def test_non_ascii_names_are_sent_as_kubectl_sends_them(tmp_path: Path) -> None:
+    """UTF-8 bytes, as Go sends a string (http.client alone sent José as Latin-1 and refused 李 with INTERNAL)."""
+    from fake_apiserver import Respond, fake_apiserver
+    with fake_apiserver(tmp_path, [Respond(200, {})]) as server:
+        kc = server.kubeconfig(tmp_path / "kc", {"token": "t"})
+        proc = subprocess.run(["kubectl-aicr", "version", "--as", "Jos\u00e9", "--as-group", "\u674e"],
+                              capture_output=True, text=True, env=aicr_env(tmp_path, kc))
+        compare(proc.returncode, expected=0, suffix=proc.stderr)
+        sent = [(n, v.encode("latin-1").decode("utf-8")) for n, v in server.requests[0].headers
+                if n.lower().startswith("impersonate-")]  # the fake server reads header lines as Latin-1
+    compare(sent, expected=[("Impersonate-User", "Jos\u00e9"), ("Impersonate-Group", "\u674e")])
+
+
+def test_extra_keys_are_escaped_as_kubectl_escapes_them(tmp_path: Path) -> None:
+    """The kubeconfig user's as-user-extra: a key byte that cannot stand in a header name is sent as %XX."""
+    from fake_apiserver import Respond, fake_apiserver
+    with fake_apiserver(tmp_path, [Respond(200, {})]) as server:
+        kc = server.kubeconfig(tmp_path / "kc", {"token": "t", "as": "alice",
+                                                 "as-user-extra": {"scopes.example.com/team": ["gpu ops"]}})
+        proc = subprocess.run(["kubectl-aicr", "version"], capture_output=True, text=True, env=aicr_env(tmp_path, kc))
+        compare(proc.returncode, expected=0, suffix=proc.stderr)
+        sent = [(n, v) for n, v in server.requests[0].headers if n.lower().startswith("impersonate-extra-")]
+    compare(sent, expected=[("Impersonate-Extra-scopes.example.com%2Fteam", "gpu ops")])
+
+
+@pytest.mark.parametrize("flags,header", [
+    (["--token", "s3cr3t\nInjected: 1"], "Authorization"),
+    (["--token", "t", "--as", "alice\r\nInjected: 1"], "Impersonate-User"),
+    (["--token", "t", "--as", "alice", "--as-group", "red\x1b[31m"], "Impersonate-Group"),
+])
+def test_a_value_no_header_can_carry_is_refused_without_echoing_it(aicr: Aicr, tmp_path: Path, flags: list[str],
+                                                                    header: str) -> None:
+    """http.client refused a line break with a ValueError quoting the value: INTERNAL, with the token on stderr."""
+    from fake_apiserver import Respond, fake_apiserver
+    with fake_apiserver(tmp_path, [Respond(200, {})]) as server:
+        proc = aicr("describe", "r", *flags, kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
+        compare(server.requests, expected=[])
+    compare((proc.returncode, error_line(proc).split(": its value")[0]),
+            expected=(1, f"error: [KUBECONFIG] the {header} header cannot be sent"), suffix=proc.stderr)
+    assert "s3cr3t" not in proc.stderr and "Injected" not in proc.stderr, proc.stderr
 
 
 def test_request_timeout_against_a_server_that_never_answers(aicr: Aicr, tmp_path: Path) -> None:

@@ -5,12 +5,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from testfixtures import compare
 
-from aicr_commands.help import MEANINGS, parse_doc
+from aicr_commands.help import MEANINGS, command_help, parse_doc
 from aicr_core import plugins
+from aicr_core.app import AicrApp
+from aicr_core.command import AicrCommand
 from aicr_core.errors import Code
 
 from conftest import Aicr
@@ -41,13 +44,14 @@ def test_flags_the_command_uses_and_the_global_ones(aicr: Aicr) -> None:
     out = aicr("help", "approve").stdout
     own, rest = out.split("Flags:\n", 1)[1].split("\nGlobal flags:\n", 1)
     glob = rest.split("\nExamples:\n", 1)[0]
-    for flag in ("--dry-run MODE", "--expires DURATION", "--reason TEXT"):
+    for flag in ("--dry-run MODE", "--expires DURATION", "--reason TEXT", "--override POLICY", "--policy-file PATH"):
         assert flag in own and flag not in glob, flag
     for flag in ("--kubeconfig PATH", "--context NAME", "-o, --output NAME", "--as USER", "--request-timeout"):
         assert flag in glob and flag not in own, flag
     assert "--dir PATH" not in out  # accepted by every command, used by reproduce only
     out = aicr("help", "list").stdout
     assert "--reason" not in out and "--pending" in out.split("Global flags:")[0]
+    assert "--override" not in out and "--policy-file" not in out  # what only the writes and policy read
     assert "--dir PATH" in aicr("help", "reproduce").stdout.split("Global flags:")[0]
 
 
@@ -84,6 +88,21 @@ def test_command_help_json_keys(aicr: Aicr) -> None:
     assert {"code": "UNREACHABLE", "meaning": "the condition can never hold"} in doc["codes"]
     assert {"flag": "    --for CONDITION", "help": "approval, acknowledgement, approved, ended or phase=PHASE "
             "(required)"} in doc["flags"]
+
+
+def test_a_percent_sign_in_a_plugins_flag_help_is_shown_as_written() -> None:
+    class Drain(AicrCommand):
+        """Drain some nodes."""
+
+        def add_arguments(self, parser: Any) -> None:
+            parser.add_argument("--share", default="10", help="at most 50% of the nodes (default %(default)s%)")
+            parser.add_argument("--pool", default="gpu", help="the pool (default %(default)s)")
+
+    app = AicrApp()
+    doc = command_help(Drain(app, None, cmd_name="drain"), "drain")
+    compare([f["help"] for f in doc["flags"]],
+            expected=["the pool (default gpu)", "at most 50% of the nodes (default %(default)s%)"])
+    compare([f["flag"] for f in doc["globalFlags"]][:2], expected=["    --kubeconfig PATH", "    --context NAME"])
 
 
 def test_parse_doc() -> None:

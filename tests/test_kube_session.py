@@ -42,6 +42,12 @@ def test_list_follows_continue_tokens(tmp_path: Path, monkeypatch: pytest.Monkey
     compare(log.read_text().splitlines(), expected=[f"GET {p}" for p in paths])
 
 
+def test_a_deadline_too_far_for_the_timers_is_no_deadline() -> None:
+    deadline = Deadline(1e300)  # AICR_DEADLINE_SECONDS=1e300: the interval timer overflowed (INTERNAL)
+    with deadline.enforced():
+        compare((deadline.bounded, deadline.timeout()), expected=(False, None))
+
+
 def watch_body(*events: dict[str, object]) -> bytes:
     return b"".join(json.dumps(e).encode() + b"\n" for e in events)
 

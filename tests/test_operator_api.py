@@ -49,8 +49,9 @@ def test_plan_names() -> None:
     digest = "sha256:" + "ab" * 32
     compare(api.plan_names(digest), expected=("aicr-plan-abababababababab", digest))
     compare(api.plan_names("aicr-plan-0123456789abcdef"), expected=("aicr-plan-0123456789abcdef", None))
-    with ShouldRaise(AicrError):
-        api.plan_names("aicr-plan-XYZ")
+    for bad in ("aicr-plan-XYZ", "aicr-plan-0123456789abcdef\n", digest + "\n"):
+        with ShouldRaise(AicrError):
+            api.plan_names(bad)
 
 
 def test_parse_plan_and_report() -> None:
@@ -62,8 +63,11 @@ def test_parse_plan_and_report() -> None:
         api.parse_plan({"metadata": {"name": "p"}, "data": {"renderFlags": '{"not": "a list"}'}})
     report = api.parse_report(REPORT)
     compare((report.components[0].notes, report.summary), expected=("1 minor; 1 step", "1 manual"))
-    with ShouldRaise(AicrError):
-        api.parse_report("{not json")
+    for bad in ("{not json", "[" * 100_000):  # the second nests deeper than json.loads can recurse
+        with ShouldRaise(AicrError):
+            api.parse_report(bad)
+        with ShouldRaise(AicrError):
+            api.report_verdicts(bad)
 
 
 def test_a_release_that_appears_twice_gets_the_state_of_its_own_step() -> None:

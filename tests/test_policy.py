@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 from stevedore import _cache as stevedore_cache
 from stevedore.extension import ExtensionManager
@@ -122,8 +123,24 @@ def test_no_violation_passes() -> None:
     compare(decide([("ticket", NeedsTicket())], reason="CHG-1234 window"), expected=None)
 
 
+class MalformedViolation:
+    @hookimpl
+    def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
+        return Violation(7, "the policy's name is no string")  # type: ignore[arg-type]
+
+
+class MalformedFacts:
+    @hookimpl
+    def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
+        return Allow("bad", "fine", ["not", "a", "mapping"])  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("bad,detail", [(Raises(), "bad: raised RuntimeError: database down"),
-                                        (ReturnsJunk(), "bad: returned str, not a Violation")])
+                                        (ReturnsJunk(), "bad: returned str, not a Violation"),
+                                        (MalformedViolation(), "bad: returned a Violation whose policy is int, "
+                                                               "not a string"),
+                                        (MalformedFacts(), "bad: returned an Allow whose facts is list, "
+                                                           "not a mapping")])
 def test_a_failing_policy_fails_closed_and_the_others_still_run(bad: object, detail: str) -> None:
     built = engine([("bad", bad), ("ticket", NeedsTicket())])
     decision = built.decide("approve", rollout=rollout(), user=Identity("alice"),
@@ -132,6 +149,7 @@ def test_a_failing_policy_fails_closed_and_the_others_still_run(bad: object, det
     assert err is not None
     compare((err.code, err.details), expected=("POLICY_ERROR", [detail]))
     compare({o.policy: o.verdict for o in decision.outcomes}, expected={"bad": "error", "ticket": "deny"})
+    compare(decision.record()["code"], expected="POLICY_ERROR")  # what `policy check -o json` prints
 
 
 def test_load_failures_refuse_every_decision() -> None:
@@ -269,6 +287,33 @@ def test_a_bad_file_refuses_every_decision_naming_source_and_key_path() -> None:
          "required[0]: required policy plugin 'absent' is not installed",
          "policies.configured.word: Input should be a valid string (got 3)",
          "policies.configured.extra: unknown key"]))
+
+
+class BuggySettings:
+    class SETTINGS_MODEL(policy_file.SettingsModel):
+        word: str = ""
+
+        @pydantic.field_validator("word")
+        @classmethod
+        def _check(cls, word: str) -> str:
+            raise TypeError("a bug")  # pydantic turns only ValueError and AssertionError into errors
+
+    @hookimpl
+    def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
+        return None
+
+
+def test_a_settings_model_that_raises_refuses_every_decision() -> None:
+    err = decide([("buggy", BuggySettings())], text=HEAD + "policies:\n  buggy: {word: x}\n")
+    assert err is not None
+    compare((err.code, err.details), expected=(
+        "POLICY_ERROR", ["policies.buggy: the plugin's SETTINGS_MODEL raised TypeError: a bug (a bug in the plugin)"]))
+
+
+def test_a_file_nested_too_deeply_is_a_problem_not_a_crash() -> None:
+    err = decide([("ticket", NeedsTicket())], reason="CHG-1", text=HEAD + "policies: " + "[" * 5000 + "]" * 5000)
+    assert err is not None
+    compare((err.code, err.details), expected=("POLICY_ERROR", ["(YAML): nested too deeply"]))
 
 
 class Versioned(LoadedPolicies):

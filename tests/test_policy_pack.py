@@ -211,6 +211,8 @@ def test_a_coming_blackout_ends_the_window_for_the_expiry(aicr_clock: FrozenCloc
      "policies.change-window.windows[0].from: a window cannot open at 24:00; use 00:00 of the next day"),
     ({"windows": [{"days": ["Mon"], "from": "9:00", "to": "17:00"}]},
      "policies.change-window.windows[0].from: '9:00' is not a time of day HH:MM (00:00 to 24:00)"),
+    ({"windows": [{"days": ["Mon"], "from": "09:00\n", "to": "17:00"}]},
+     "policies.change-window.windows[0].from: '09:00\\n' is not a time of day HH:MM (00:00 to 24:00)"),
     ({"windows": [{"days": [], "from": "09:00", "to": "17:00"}]},
      "policies.change-window.windows[0].days: List should have at least 1 item after validation, not 0"),
     ({"windows": [{"days": ["Mon"], "from": "09:00"}]},

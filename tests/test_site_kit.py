@@ -52,6 +52,11 @@ def test_every_name_of_the_plugin_module_resolves_and_loads_only_what_it_needs()
         plugin.NoSuchName  # noqa: B018
 
 
+def test_the_plugin_guide_names_every_export_of_the_plugin_module() -> None:
+    guide = (ROOT / "README.md").read_text().split("## Writing plugins", 1)[1].split("```", 1)[0]
+    compare([name for name in sorted(plugin.__all__) if f"`{name}`" not in guide], expected=[])
+
+
 def test_the_old_import_paths_keep_working() -> None:
     """Plugins written before aicr_core.plugin existed import these from where they were."""
     from aicr_core import hookspecs, kube

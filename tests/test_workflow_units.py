@@ -1,6 +1,8 @@
-"""Pure logic of list, wait, the watch and the stream rendering, with fakes (the real thing is tested e2e)."""
+"""Pure logic of list, wait, the watch, the stream rendering and the policy instant, with fakes (the real thing
+is tested e2e)."""
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import io
 import math
@@ -8,12 +10,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from testfixtures import ShouldRaise, compare
+from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
+from aicr_commands import _rollouts, wait
 from aicr_commands import list as listing
-from aicr_commands import wait
+from aicr_core import clock, watch
 from aicr_core import operator_api as api
-from aicr_core import watch
+from aicr_core import testing as kit
 from aicr_core.app import CLEAR_SCREEN, AicrApp
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
@@ -148,6 +151,14 @@ def test_410_gone_reads_again(monkeypatch: pytest.MonkeyPatch) -> None:
     compare(session.watched_from, expected=["1", "5"])
 
 
+def test_a_re_read_object_without_metadata_is_handed_on_not_a_crash() -> None:
+    from aicr_core import kube
+
+    session = Scripted([obj("1"), {"metadata": "junk"}], [kube.Gone("too old")])
+    seen = watch.follow(session, "/things", "r")  # type: ignore[arg-type]
+    compare([next(seen), next(seen)], expected=[obj("1"), {"metadata": "junk"}])  # the caller's parser judges it
+
+
 def test_a_dropped_stream_reads_again_after_a_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     pauses: list[float] = []
     monkeypatch.setattr(watch.time, "sleep", pauses.append)
@@ -228,3 +239,17 @@ def test_an_empty_list_says_so_in_text_only() -> None:
     out = io.StringIO()
     JsonRenderer().render(Result("RolloutList", {"items": []}), out)
     compare(out.getvalue(), expected='{\n  "kind": "RolloutList",\n  "items": []\n}\n')
+
+
+def test_the_policies_decide_at_the_instant_the_write_was_built() -> None:
+    """`--expires 2h` is an approval of 2h to max-approval, even when the clock ticks before the policies run."""
+    text = "apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\npolicies:\n  max-approval: {max: 1h}\n"
+    args = argparse.Namespace(operator_namespace="aicr-system", override=[])
+    with Replacer() as replace:
+        replace("aicr_core.clock.datetime", mock_datetime(NOW, delta=1))  # each now() a second after the last
+        now = clock.now()
+        approval = api.Approval("alice", now + dt.timedelta(hours=2), "r")
+        decision = _rollouts.decide(None, args, "approve", (text, "test"), "approve",  # type: ignore[arg-type]
+                                    kit.rollout(), kit.identity(), now, approval=approval)
+    compare([(o.policy, o.messages) for o in decision.outcomes], expected=[
+        ("max-approval", ["an approval of 2h is longer than the 1h allowed; pass --expires 1h or less"])])
