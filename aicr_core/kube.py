@@ -18,6 +18,7 @@ import json
 import logging
 import math
 import os
+import re
 import socket
 import ssl
 import urllib.parse
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from aicr_core.hookspecs import Identity
 
 MERGE_PATCH = "application/merge-patch+json"
+# What strict field validation says of a field the object's schema does not declare.
+_UNKNOWN_FIELDS = re.compile(r'unknown field "([^"]{1,256})"')
 USER_AGENT = "kubectl-aicr"
 # A watch stream with no event (not even a bookmark) for this long is taken for dead.
 WATCH_IDLE_SECONDS = 330.0
@@ -87,8 +90,13 @@ class Cluster:
             query["continue"] = str(token)
 
     def patch(self, path: str, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
-        """A JSON merge patch (CRDs take no strategic merge patch); `dryRun=All` when asked."""
-        return self._call("PATCH", path, {"dryRun": "All"} if dry_run else None, body=body,
+        """A JSON merge patch (CRDs take no strategic merge patch); `dryRun=All` when asked.
+
+        `fieldValidation=Strict`, as kubectl sends it: a field the cluster's schema does not
+        declare is refused, not silently pruned (a record written without it would be lost).
+        """
+        params = {"dryRun": "All"} if dry_run else {}
+        return self._call("PATCH", path, {**params, "fieldValidation": "Strict"}, body=body,
                           content_type=MERGE_PATCH)
 
     def create(self, path: str, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
@@ -327,6 +335,10 @@ def api_error(err: ApiException) -> AicrError:
         return AicrError(Code.UNAUTHORIZED, f"the API server rejected the credentials: {message}", details)
     if status == 403 and not _is_admission(message):
         return AicrError(Code.FORBIDDEN, message, details)
+    unknown = _UNKNOWN_FIELDS.findall(text) if status in (400, 422) and "strict decoding error" in text else []
+    if unknown:  # the server quotes the whole object before these words: name the fields only
+        return AicrError(Code.INVALID_OBJECT, "the cluster's schema has no field " + ", ".join(unknown)
+                         + "; nothing was written (is the operator older than this plugin?)")
     if status in (403, 422) or (status == 400 and _is_admission(message)):
         return AicrError(Code.ADMISSION_DENIED, message, details)
     if status == 404:

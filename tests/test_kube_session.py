@@ -92,7 +92,7 @@ def test_dry_run_and_access_reviews_say_what_they_ask(tmp_path: Path) -> None:
         requests = [(r.method, r.path, dict(r.headers).get("Content-Type")) for r in server.requests]
     compare((allowed, denied), expected=(True, False))
     compare(requests, expected=[
-        ("PATCH", "/apis/g/v1/things/x?dryRun=All", "application/merge-patch+json"),
+        ("PATCH", "/apis/g/v1/things/x?dryRun=All&fieldValidation=Strict", "application/merge-patch+json"),
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "application/json"),
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "application/json")])
 
@@ -114,3 +114,20 @@ def test_a_real_watch_sees_the_operators_change(plane: testbed.ControlPlane, see
             break
     timer.join()
     assert time.monotonic() - started < 5  # it arrived as it happened, not at the stream's end
+
+
+@pytest.mark.cluster
+def test_a_field_the_clusters_schema_lacks_is_refused_not_pruned(plane: testbed.ControlPlane,
+                                                                seed: testbed.Seeder) -> None:
+    """Against an operator whose CRD has no such field, a write must fail loudly rather than drop it."""
+    from aicr_core import operator_api as api
+
+    name = seed.rollout()
+    cluster = kube.connect(str(plane.kubeconfig_for("alice")), None, Deadline(20))
+    before = cluster.get(api.rollout_path(name))["metadata"]["resourceVersion"]
+    with ShouldRaise(AicrError) as caught:
+        cluster.patch(api.rollout_path(name), {"spec": {"notDeclaredAnywhere": {"user": "alice"}}})
+    compare(caught.raised.code, expected=Code.INVALID_OBJECT)
+    compare(caught.raised.message, expected="the cluster's schema has no field spec.notDeclaredAnywhere; nothing "
+                                            "was written (is the operator older than this plugin?)")
+    compare(cluster.get(api.rollout_path(name))["metadata"]["resourceVersion"], expected=before)
