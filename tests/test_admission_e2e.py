@@ -23,6 +23,7 @@ import pytest
 import yaml
 from admission_testbed import Webhook
 from testfixtures import compare
+from windows import ALL_DAYS, windows_except_now
 
 from aicr_core.errors import AicrError
 
@@ -32,7 +33,6 @@ from plugin_env import EXAMPLES, PluginPath
 
 pytestmark = pytest.mark.cluster
 HEAD = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy"}
-ALL_DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 DENIED_BY = 'admission webhook "policies.admission.aicr.run" denied the request: '
 
 SetPolicy = Callable[..., None]
@@ -122,20 +122,8 @@ def approval(user: str = "alice", **delta: float) -> dict[str, str]:
     return {"user": user, "expires": now_plus(**(delta or {"hours": 2})), "reason": "CHG-1 upgrade"}
 
 
-def hhmm(moment: dt.datetime) -> str:
-    return moment.strftime("%H:%M")
 
 
-def windows_except_now(margin: dt.timedelta = dt.timedelta(minutes=30)) -> list[dict[str, Any]]:
-    """Every-day windows (UTC) covering the whole day except [now - margin, now + margin]."""
-    now = dt.datetime.now(dt.timezone.utc)
-    start, end = now + margin + dt.timedelta(minutes=1), now - margin + dt.timedelta(days=1)
-    if start.date() == end.date():
-        return [{"days": ALL_DAYS, "from": hhmm(start), "to": hhmm(end)}]
-    windows = [{"days": ALL_DAYS, "from": hhmm(start), "to": "24:00"}]
-    if hhmm(end) != "00:00":
-        windows.append({"days": ALL_DAYS, "from": "00:00", "to": hhmm(end)})
-    return windows
 
 
 CLOSED = {"change-window": {"timeZone": "UTC", "windows": windows_except_now()}}

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from testfixtures import compare
+from windows import ALL_DAYS, windows_around, windows_except_now
 
 import testbed
 from conftest import Aicr, error_line
@@ -26,7 +27,6 @@ from plugin_env import EXAMPLES, PluginPath
 
 pytestmark = pytest.mark.cluster
 HEAD = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy"}
-ALL_DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 SOURCE = "ConfigMap aicr-system/aicr-approval-policy (key policy.yaml)"
 BOB_APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "CHG-1 maintenance"}
 
@@ -71,25 +71,10 @@ def ok(proc: subprocess.CompletedProcess[str]) -> None:
     compare(proc.returncode, expected=0, suffix=proc.stderr)
 
 
-def hhmm(moment: dt.datetime) -> str:
-    return moment.strftime("%H:%M")
 
 
-def windows_around(start: dt.datetime, end: dt.datetime) -> list[dict[str, Any]]:
-    """Every-day windows (UTC) covering [start, end) at minute precision; split at midnight when it wraps."""
-    start, end = start.replace(second=0, microsecond=0), end.replace(second=0, microsecond=0)
-    if start.date() == end.date():
-        return [{"days": ALL_DAYS, "from": hhmm(start), "to": hhmm(end)}]
-    windows = [{"days": ALL_DAYS, "from": hhmm(start), "to": "24:00"}]
-    if hhmm(end) != "00:00":
-        windows.append({"days": ALL_DAYS, "from": "00:00", "to": hhmm(end)})
-    return windows
 
 
-def windows_except_now(margin: dt.timedelta = dt.timedelta(minutes=30)) -> list[dict[str, Any]]:
-    """Every-day windows covering the whole week except [now - margin, now + margin)."""
-    now = dt.datetime.now(dt.timezone.utc)
-    return windows_around(now + margin + dt.timedelta(minutes=1), now - margin + dt.timedelta(days=1))
 
 
 def now_plus(**delta: float) -> str:
