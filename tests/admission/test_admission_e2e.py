@@ -1,0 +1,406 @@
+"""The admission webhook on a real control plane: a raw `kubectl patch` meets the policies `kubectl aicr` runs.
+
+A control plane of this module's own (never the session's shared one, which
+must not have the webhook registered) runs `aicr-admission` as a local
+process with its own serving certificate, registered by URL with the
+manifest's rules and matchConditions, acting with the RBAC the manifest
+grants its service account. Change windows are chosen around the real
+current time: the clocks of the API server and the webhook cannot be frozen.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from admission_testbed import Webhook
+from testfixtures import compare
+
+from aicr_core.errors import AicrError
+
+import testbed
+from support.harness import Aicr, error_line, started_plane
+from support.plugin_env import EXAMPLES, PluginPath
+from support.windows import ALL_DAYS, windows_except_now
+
+pytestmark = pytest.mark.cluster
+HEAD = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy"}
+DENIED_BY = 'admission webhook "policies.admission.aicr.run" denied the request: '
+
+SetPolicy = Callable[..., None]
+
+
+@pytest.fixture(scope="module")
+def admission_plane() -> Iterator[testbed.ControlPlane]:
+    """A control plane for this module only."""
+    yield from started_plane()
+
+
+@pytest.fixture(scope="module")
+def webhook(admission_plane: testbed.ControlPlane) -> Iterator[Webhook]:
+    hook = Webhook(admission_plane)
+    hook.apply_rbac()
+    hook.start()
+    hook.register()
+    yield hook
+    hook.stop()
+
+
+@pytest.fixture
+def hook(webhook: Webhook) -> Iterator[Webhook]:
+    """The webhook, running as it should again after the test (whatever the test did to it)."""
+    yield webhook
+    if webhook.proc is None or webhook.proc.poll() is not None or webhook.restarted:
+        webhook.restarted = False
+        webhook.stop()
+        webhook.start()
+
+
+@pytest.fixture
+def plane(admission_plane: testbed.ControlPlane) -> testbed.ControlPlane:
+    return admission_plane
+
+
+@pytest.fixture
+def seed(admission_plane: testbed.ControlPlane) -> testbed.Seeder:
+    return testbed.Seeder(admission_plane)
+
+
+@pytest.fixture
+def set_policy(plane: testbed.ControlPlane, webhook: Webhook) -> Iterator[SetPolicy]:
+    """Publish a policy file and wait until the webhook decides with it; deleted after the test."""
+
+    def publish(policies: dict[str, Any] | None = None, *, text: str | None = None, wait: bool = True) -> float:
+        body = text if text is not None else yaml.safe_dump({**HEAD, "policies": policies or {}})
+        configmap = {"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
+                     "data": {"policy.yaml": body}}
+        plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+        plane.kubectl("create", "-f", "-", input=json.dumps(configmap))
+        published = time.monotonic()
+        digest = "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+        while wait and digest not in webhook.get("/readyz")[1]:
+            assert time.monotonic() - published < 10, webhook.get("/readyz")
+            time.sleep(0.1)
+        return time.monotonic() - published
+
+    yield publish
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+    ends = time.monotonic() + 10
+    while "no ConfigMap" not in webhook.get("/readyz")[1] and time.monotonic() < ends:
+        time.sleep(0.1)
+
+
+def as_user(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str,
+            **env: str) -> subprocess.CompletedProcess[str]:
+    return aicr(*args, kubeconfig=plane.kubeconfig_for(user), **env)
+
+
+def raw_patch(plane: testbed.ControlPlane, user: str, name: str, spec: dict[str, Any],
+              *flags: str) -> subprocess.CompletedProcess[str]:
+    return plane.kubectl("patch", "runtimerollout", name, "--type=merge", f"-p={json.dumps({'spec': spec})}", *flags,
+                         user=user, check=False)
+
+
+def stored(plane: testbed.ControlPlane, name: str) -> dict[str, Any]:
+    return json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["spec"]  # type: ignore[no-any-return]
+
+
+def now_plus(**delta: float) -> str:
+    return testbed.rfc3339(dt.datetime.now(dt.timezone.utc) + dt.timedelta(**delta))
+
+
+def approval(user: str = "alice", **delta: float) -> dict[str, str]:
+    return {"user": user, "expires": now_plus(**(delta or {"hours": 2})), "reason": "CHG-1 upgrade"}
+
+
+
+
+
+
+CLOSED = {"change-window": {"timeZone": "UTC", "windows": windows_except_now()}}
+OPEN = {"change-window": {"timeZone": "UTC", "windows": [{"days": ALL_DAYS, "from": "00:00", "to": "24:00"}]}}
+
+
+def refused(proc: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert proc.returncode != 0, proc.stdout
+    for word in words:
+        assert word in proc.stderr, (word, proc.stderr)
+    return proc.stderr
+
+
+# -- the change window, both ways in -----------------------------------------------------------------
+
+def test_outside_the_window_the_cli_refuses_locally_and_a_raw_patch_is_refused_by_the_webhook(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    windows_closed = CLOSED["change-window"]["windows"]
+    set_policy({"change-window": {"timeZone": "UTC", "windows": windows_closed}})
+    by_cli, by_patch = seed.rollout(), seed.rollout()
+
+    proc = as_user(aicr, plane, "alice", "approve", by_cli, "--reason", "CHG-1 upgrade")
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    assert error_line(proc).startswith("error: [POLICY_DENIED] "), proc.stderr
+    assert "  change-window: it is " in proc.stderr and "outside every change window" in proc.stderr
+    compare(hook.decisions(by_cli), expected=[])  # refused before any write: the webhook never saw it
+
+    stderr = refused(raw_patch(plane, "alice", by_patch, {"approval": approval()}), DENIED_BY,
+                     "[POLICY_DENIED] 1 policy violation(s); nothing was written\nchange-window: it is ",
+                     "outside every change window (Mon,Tue,Wed,Thu,Fri,Sat,Sun")
+    assert "Forbidden" in stderr, stderr
+    compare([stored(plane, n).get("approval") for n in (by_cli, by_patch)], expected=[None, None])
+    (decision,) = hook.decisions(by_patch)
+    compare({k: decision[k] for k in ("user", "actions", "verdict", "code", "violated", "dryRun")}, expected={
+        "user": "alice", "actions": ["approve"], "verdict": "deny", "code": "POLICY_DENIED",
+        "violated": ["change-window"], "dryRun": False})
+
+    set_policy(OPEN)
+    proc = as_user(aicr, plane, "alice", "approve", by_cli, "--reason", "CHG-1 upgrade")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare(raw_patch(plane, "alice", by_patch, {"approval": approval()}).returncode, expected=0)
+    compare([stored(plane, n)["approval"]["user"] for n in (by_cli, by_patch)], expected=["alice", "alice"])
+    compare([[d["verdict"] for d in hook.decisions(n)] for n in (by_cli, by_patch)],
+            expected=[["allow"], ["deny", "allow"]])  # the CLI's one write, decided once
+
+
+def test_an_override_written_by_the_cli_passes_admission(aicr: Aicr, plane: testbed.ControlPlane,
+                                                        seed: testbed.Seeder, hook: Webhook,
+                                                        set_policy: SetPolicy) -> None:
+    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
+    name = seed.rollout()
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--override", "change-window")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    (decision,) = hook.decisions(name)
+    compare((decision["verdict"], decision["overridden"]), expected=("allow", ["change-window"]))
+    other = seed.rollout()  # the same override, forged for another user's approval by a raw patch
+    override = {"user": "bob", "action": "approve", "policies": ["change-window"], "time": now_plus()}
+    refused(raw_patch(plane, "alice", other, {"approval": approval(), "overrides": [override]}))
+    refused(raw_patch(plane, "alice", other, {"approval": approval()}), DENIED_BY, "change-window: it is ")
+
+
+def test_acknowledgements_and_revocations_by_the_cli_pass_admission_with_their_overrides(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    """Four eyes: bob approved; his acknowledgement and revocation pass only with the override the CLI records."""
+    set_policy({"four-eyes": {"overridable": True, "revoke": True}})
+    bob_approved = {"user": "bob", "expires": now_plus(hours=2), "reason": "CHG-1 upgrade"}
+    name = seed.rollout(phase="AwaitingAcknowledgement", approval=bob_approved, awaiting_release="nvsentinel")
+    entry = {"release": "nvsentinel", "user": "bob", "time": now_plus()}
+    refused(raw_patch(plane, "bob", name, {"acknowledgements": [entry]}), DENIED_BY,
+            "four-eyes: bob approved this rollout, so someone else must acknowledge it")
+    for args in (["acknowledge", name], ["revoke", name, "--reason", "CHG-2 stop"]):
+        proc = as_user(aicr, plane, "bob", *args, "--override", "four-eyes")
+        compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare([(d["actions"], d["verdict"], d["overridden"]) for d in hook.decisions(name)], expected=[
+        (["acknowledge"], "deny", []), (["acknowledge"], "allow", ["four-eyes"]), (["revoke"], "allow", ["four-eyes"])])
+
+
+def test_an_expired_approval_written_by_a_raw_patch_is_refused(plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                                              hook: Webhook) -> None:
+    name = seed.rollout()
+    refused(raw_patch(plane, "alice", name, {"approval": approval(minutes=-5)}), DENIED_BY,
+            "the approval expires at ", "which is not in the future (the webhook's clock says ")
+    compare(stored(plane, name).get("approval"), expected=None)
+    compare(raw_patch(plane, "alice", name, {"approval": approval(minutes=5)}).returncode, expected=0)
+
+
+def test_a_revocation_or_acknowledgement_must_be_dated_now(plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                                           hook: Webhook) -> None:
+    approved = {"user": "bob", "expires": now_plus(hours=2), "reason": "CHG-1"}
+    name = seed.rollout(phase="AwaitingAcknowledgement", approval=approved, awaiting_release="nvsentinel")
+    refused(raw_patch(plane, "alice", name, {"acknowledgements": [
+        {"release": "nvsentinel", "user": "alice", "time": now_plus(minutes=-3)}]}), DENIED_BY,
+        "the acknowledgement of nvsentinel is dated ", "more than a minute from now")
+    compare(raw_patch(plane, "alice", name, {"acknowledgements": [
+        {"release": "nvsentinel", "user": "alice", "time": now_plus()}]}).returncode, expected=0)
+    refused(raw_patch(plane, "alice", name, {"revocation": {"user": "alice", "time": "2020-01-01T00:00:00Z",
+                                                             "reason": "backdated"}}),
+            DENIED_BY, "the revocation is dated 2020-01-01T00:00:00Z")
+    compare(raw_patch(plane, "alice", name, {"revocation": {"user": "alice", "time": now_plus(),
+                                                             "reason": "stop"}}).returncode, expected=0)
+
+
+# -- what reaches the webhook, and what happens without it -------------------------------------------
+
+def test_status_updates_and_other_writes_never_reach_the_webhook(plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                                                 hook: Webhook) -> None:
+    name = seed.rollout()
+    before = len(hook.decisions())
+    for phase in ("Progressing", "AwaitingApproval", "Validating", "AwaitingApproval"):
+        seed.set_rollout_status(name, {"phase": phase, "message": f"now {phase}"})
+    plane.kubectl("label", "runtimerollout", name, "example=1")
+    compare(raw_patch(plane, "alice", name, {"approval": approval()}).returncode, expected=0)
+    seed.set_rollout_status(name, {"phase": "Progressing", "message": "approved"})
+    decisions = hook.decisions()[before:]
+    compare([(d["rollout"], d["actions"]) for d in decisions], expected=[(name, ["approve"])])
+
+
+def test_with_the_webhook_down_every_approval_write_is_refused_and_status_updates_still_work(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook) -> None:
+    name = seed.rollout()
+    compare(hook.stop(), expected=0)  # SIGTERM: a graceful exit
+    refused(raw_patch(plane, "alice", name, {"approval": approval()}), "failed calling webhook",
+            "policies.admission.aicr.run")
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 upgrade")
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    assert "failed calling webhook" in proc.stderr and error_line(proc).startswith("error: [UNAVAILABLE] "), proc.stderr
+    compare(stored(plane, name).get("approval"), expected=None)
+    seed.set_rollout_status(name, {"phase": "Progressing", "message": "the operator carries on"})
+    compare(json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["status"]["phase"],
+            expected="Progressing")
+
+
+# -- policies only the webhook has ------------------------------------------------------------------
+
+RAISING = '''
+from aicr_core.plugin import hookimpl
+
+@hookimpl
+def aicr_pre_approve(approval):
+    raise RuntimeError("the ticket system is down")
+'''
+
+
+def test_a_policy_that_raises_denies_and_the_cli_shows_the_servers_message(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, tmp_path: Path) -> None:
+    plugins = PluginPath(tmp_path / "webhook-plugins").add(
+        "flaky-policy", "1.0", {"aicr.policies": {"flaky": "flaky_policy"}}, modules={"flaky_policy": RAISING})
+    hook.restarted = True
+    hook.restart(env=plugins.env())
+    name = seed.rollout()
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 upgrade")  # the CLI lacks the plugin
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    compare(proc.stderr.splitlines(), expected=[
+        f"error: [ADMISSION_DENIED] {DENIED_BY}[POLICY_ERROR] a policy failed; refusing (fail closed)",
+        "  flaky: raised RuntimeError: the ticket system is down"])
+    compare(stored(plane, name).get("approval"), expected=None)
+    compare(hook.decisions(name)[-1]["violated"], expected=["flaky"])
+
+
+def test_a_site_policy_reads_the_ticket_from_the_reason_under_admission(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, tmp_path: Path) -> None:
+    """The site example's change-ticket policy, in the webhook: no --ticket flag there, the reason counts.
+
+    No policy file: a third-party policy is active as soon as it is installed
+    (here: in the webhook only, or in both).
+    """
+    plugins = PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example")
+    hook.restarted = True
+    hook.restart(env=plugins.env())
+    plain, flagged, cited = seed.rollout(), seed.rollout(), seed.rollout()
+    proc = as_user(aicr, plane, "alice", "approve", plain, "--reason", "routine upgrade")  # CLI without the plugin
+    # As the CLI's own check prints it: the verdict, then one indented line per violated policy.
+    compare(proc.stderr.splitlines(), expected=[
+        f"error: [ADMISSION_DENIED] {DENIED_BY}[POLICY_DENIED] 1 policy violation(s); nothing was written",
+        "  change-ticket: the reason must cite a change ticket (CHG-1234): 'routine upgrade'"])
+    site = aicr.with_env(**plugins.env())  # the CLI with the plugin: --ticket is recorded in the reason
+    proc = as_user(site, plane, "alice", "approve", flagged, "--reason", "routine upgrade", "--ticket", "CHG-42")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare(stored(plane, flagged)["approval"]["reason"], expected="routine upgrade (CHG-42)")
+    compare(raw_patch(plane, "alice", cited, {"approval": {**approval(), "reason": "CHG-7 upgrade"}}).returncode,
+            expected=0)
+
+
+# -- the policy file --------------------------------------------------------------------------------
+
+def test_a_change_of_the_policy_file_takes_effect_within_10_seconds(plane: testbed.ControlPlane,
+                                                                    seed: testbed.Seeder, hook: Webhook,
+                                                                    set_policy: SetPolicy) -> None:
+    name = seed.rollout()
+    set_policy(OPEN)
+    compare(raw_patch(plane, "alice", name, {"approval": approval()}, "--dry-run=server").returncode, expected=0)
+    set_policy(CLOSED, wait=False)
+    changed = time.monotonic()
+    while raw_patch(plane, "alice", name, {"approval": approval()}, "--dry-run=server").returncode == 0:
+        assert time.monotonic() - changed < 10, "the new policy file did not take effect within 10 s"
+        time.sleep(0.2)
+    took = time.monotonic() - changed
+    assert took < 10, took
+    compare(hook.proc is not None and hook.proc.poll(), expected=None)  # no restart
+
+
+def test_a_policy_file_that_does_not_validate_denies_every_decided_write_naming_the_error(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    name = seed.rollout()
+    set_policy(text=yaml.safe_dump({**HEAD, "policies": {"change-window": {"windows": [
+        {"days": ["Mon"], "from": "18:00", "to": "09:00"}]}}}))
+    refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY, "[POLICY_ERROR] policy file ",
+            "does not validate", "policies.change-window.windows[0].to")
+    compare(raw_patch(plane, "admin", name, {"approval": approval("admin")}).returncode, expected=1)  # even admin's
+    state = hook.get("/readyz")
+    compare(state[0], expected=200)
+    assert state[1].startswith("denying every decided write: policy file ConfigMap"), state
+
+
+def test_the_webhook_can_read_the_policy_file_and_nothing_else(plane: testbed.ControlPlane, hook: Webhook,
+                                                               set_policy: SetPolicy) -> None:
+    set_policy(OPEN)
+    own = ["kubectl", f"--kubeconfig={hook.kubeconfig}", "-n", "aicr-system"]
+    ok = subprocess.run([*own, "get", "configmap", "aicr-approval-policy", "-o", "name"], capture_output=True,
+                        text=True)
+    compare((ok.returncode, ok.stdout.strip()), expected=(0, "configmap/aicr-approval-policy"), suffix=ok.stderr)
+    for other in (["get", "configmaps"], ["get", "configmap", "kube-root-ca.crt"], ["get", "secrets"],
+                  ["get", "runtimerollouts"]):
+        proc = subprocess.run([*own, *other], capture_output=True, text=True)
+        assert proc.returncode != 0 and "Forbidden" in proc.stderr, (other, proc.stderr)
+
+
+# -- the process -------------------------------------------------------------------------------------
+
+def test_sigterm_fails_readyz_then_drains_and_exits_cleanly(webhook: Webhook, hook: Webhook) -> None:
+    hook.restarted = True
+    hook.restart("--shutdown-delay-duration=2s")
+    assert hook.proc is not None
+    hook.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    compare((hook.get("/readyz")[0], hook.get("/healthz")), expected=(503, (200, "ok\n")))
+    compare(hook.proc.wait(timeout=10), expected=0)
+    lines = [line["msg"] for line in hook.log_lines()[-3:]]
+    compare(lines[-2:], expected=["shutting down", "stopped"])
+
+
+def test_the_shipped_manifests_are_accepted_by_the_api_server(plane: testbed.ControlPlane, webhook: Webhook) -> None:
+    """Everything in manifests/admission/ but cert-manager's own kinds (no cert-manager here), server dry run."""
+    from admission_testbed import ADMISSION_MANIFESTS, manifest_documents
+
+    docs = [doc for path in sorted(ADMISSION_MANIFESTS.glob("*.yaml")) for doc in manifest_documents(path.name)
+            if not doc["apiVersion"].startswith("cert-manager.io/")]
+    assert {d["kind"] for d in docs} >= {"ServiceAccount", "Role", "RoleBinding", "Service", "Deployment",
+                                          "PodDisruptionBudget", "ValidatingWebhookConfiguration"}
+    proc = plane.kubectl("apply", "--dry-run=server", "-f", "-",
+                         input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    assert "deployment.apps/aicr-admission created (server dry run)" in proc.stdout, proc.stdout
+
+
+def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
+        plane: testbed.ControlPlane, webhook: Webhook, set_policy: SetPolicy, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a pod: the official client's in-cluster loader, a real service-account token from the API server."""
+    from kubernetes.config import incluster_config
+
+    from aicr_admission.main import connect
+    from aicr_commands import _rollouts
+
+    set_policy(OPEN)
+    token = plane.kubectl("create", "token", "aicr-admission", "-n", "aicr-system").stdout.strip()
+    (tmp_path / "token").write_text(token)
+    (tmp_path / "ca.crt").write_bytes(plane.server_ca_pem)
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(tmp_path / "token"))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(tmp_path / "ca.crt"))
+    host, port = plane.url.removeprefix("https://").split(":")
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
+    cluster = connect(None)
+    compare(cluster.whoami().username, expected="system:serviceaccount:aicr-system:aicr-admission")
+    text, source = _rollouts.read_policy_file(cluster, "aicr-system")
+    assert text is not None and "change-window" in text and source.startswith("ConfigMap aicr-system/"), text
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    with pytest.raises(AicrError, match=r"\[KUBECONFIG\] no --kubeconfig, and not running in a pod"):
+        connect(None)

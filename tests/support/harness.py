@@ -1,0 +1,81 @@
+"""What the tests of every tier share: the real `kubectl aicr` as a user runs it, and the control plane."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from testfixtures import compare
+
+import testbed
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def aicr_env(home: Path, kubeconfig: Path | None = None, **extra: str) -> dict[str, str]:
+    """A clean environment: our virtualenv's kubectl and kubectl-aicr first, a private HOME."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_"))}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["HOME"] = str(home)
+    env["XDG_CACHE_HOME"] = str(home / ".cache")
+    if kubeconfig is not None:
+        env["KUBECONFIG"] = str(kubeconfig)
+    env.update(extra)
+    return env
+
+
+
+class Aicr:
+    """Runs `kubectl aicr ...` as a user would: a real kubectl finds the real plugin on PATH."""
+
+    def __init__(self, kubectl: str, home: Path, cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.kubectl, self.home, self.cwd = kubectl, home, cwd
+        self.extra_env = dict(env or {})
+
+    def with_env(self, **env: str) -> Aicr:
+        """The same, with more environment (PYTHONPATH of a test's plugins, say)."""
+        return Aicr(self.kubectl, self.home, self.cwd, {**self.extra_env, **env})
+
+    def __call__(self, *args: str, kubeconfig: Path | None = None, timeout: float = 90,
+                 **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.kubectl, "aicr", *args], capture_output=True, text=True, timeout=timeout,
+                              env=aicr_env(self.home, kubeconfig, **{**self.extra_env, **env}), cwd=self.cwd,
+                              stdin=subprocess.DEVNULL)
+
+
+
+def started_plane() -> Iterator[testbed.ControlPlane]:
+    """A control plane for a fixture to yield, stopped after; without binaries a skip, or under CI a failure."""
+    try:
+        testbed.find_binaries()
+    except testbed.TestbedError as err:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the real-cluster tests, but: {err}")
+        pytest.skip(f"real-cluster tests need the control plane binaries: {err}")
+    os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"  # the testbed's kubectl too
+    control_plane = testbed.ControlPlane().start()
+    yield control_plane
+    control_plane.stop()
+
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    return lines[0] if lines else ""
+
+
+def complete(aicr: Aicr, *words: str, kubeconfig: Path | None = None, **env: str) -> tuple[list[str], str]:
+    """What kubectl offers for `kubectl aicr WORDS<TAB>`: the candidates and the directive line."""
+    proc = subprocess.run([aicr.kubectl, "__complete", "aicr", *words], capture_output=True, text=True, timeout=30,
+                          env=aicr_env(aicr.home, kubeconfig, **{**aicr.extra_env, **env}), cwd=aicr.cwd)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    lines = proc.stdout.splitlines()
+    return lines[:-1], lines[-1]
+
+
+def words(candidates: list[str]) -> list[str]:
+    return [c.split("\t")[0] for c in candidates]
