@@ -10,7 +10,7 @@ for every write that adds an approval, a revocation or an acknowledgement:
 - `policy_source`: the cluster's policy file, re-read in the background so a
   change takes effect within seconds, without a restart;
 - `server`: the HTTPS server (the standard library's, with the time and size
-  limits it lacks; README: "The admission webhook" says why);
+  limits it lacks; docs/webhook.md, "Why the standard library's server", says why);
 - `main`: the command line (flags named as Kubernetes components name them),
   structured logs, signals.
 """

@@ -1,7 +1,7 @@
 """The webhook's HTTPS server: the standard library's `http.server`, with the limits it lacks.
 
-`http.server` parses requests well but protects against nothing (README: "The
-admission webhook" compares it with aiohttp and kopf). This module adds:
+`http.server` parses requests well but protects against nothing (docs/webhook.md,
+"Why the standard library's server", compares it with aiohttp and kopf). This module adds:
 
 - The TLS handshake happens in the connection's own thread, bounded by
   `handshake_timeout` (CPython keeps one deadline for the whole handshake).

@@ -1,8 +1,8 @@
 """`kubectl aicr help [COMMAND]`.
 
 `help COMMAND` lays out any command, ours or a plugin's, the same way, from
-its class docstring and its parser (the convention is in the README's
-"Writing plugins"):
+its class docstring and its parser (the convention is in docs/plugins.md,
+"A command"):
 
     class Frobnicate(AicrCommand):
         \"\"\"One line: what it does (the summary in `kubectl aicr help`).

@@ -31,7 +31,7 @@ class AicrCommand(Command):
 
     The class docstring is the command's help: its first line the summary, then
     what it does, then optional `Examples:` and `Codes:` sections (the layout
-    `kubectl aicr help COMMAND` shows; see the README's "Writing plugins").
+    `kubectl aicr help COMMAND` shows; see docs/plugins.md, "A command").
     """
 
     app: AicrApp

@@ -1,7 +1,7 @@
 """Errors a user sees: `error: [CODE] message`, exit 1, or 2 for usage errors.
 
 Every failure the plugin knows about is an `AicrError` with a stable `Code`
-(the README's table lists exactly the members of `Code`). Anything else
+(the table of docs/usage.md lists exactly the members of `Code`). Anything else
 reaching the top is a bug and is reported as `INTERNAL`, never as a traceback
 (unless AICR_DEBUG=1).
 """

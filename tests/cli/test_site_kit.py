@@ -52,7 +52,7 @@ def test_every_name_of_the_plugin_module_resolves_and_loads_only_what_it_needs()
 
 
 def test_the_plugin_guide_names_every_export_of_the_plugin_module() -> None:
-    guide = (ROOT / "README.md").read_text().split("## Writing plugins", 1)[1].split("```", 1)[0]
+    guide = (ROOT / "docs" / "plugins.md").read_text().split("# Writing plugins", 1)[1].split("```", 1)[0]
     compare([name for name in sorted(plugin.__all__) if f"`{name}`" not in guide], expected=[])
 
 
@@ -71,9 +71,9 @@ def test_the_site_example_imports_only_from_the_plugin_module() -> None:
         assert set(modules) <= {"aicr_core.plugin"}, (source.name, modules)
 
 
-def test_the_readme_code_table_lists_exactly_the_codes() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Exit codes and errors", 1)[1].split("\n#", 1)[0]
+def test_the_usage_page_code_table_lists_exactly_the_codes() -> None:
+    usage = (ROOT / "docs" / "usage.md").read_text()
+    section = usage.split("\n## Exit codes and errors", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| `([A-Z_]+)` \| (\d+) \|", section, re.M)
     compare(sorted(code for code, _ in rows), expected=sorted(c.value for c in Code))
     compare({code: int(exit) for code, exit in rows}, expected={c.value: c.exit_code for c in Code})
@@ -105,9 +105,9 @@ def test_the_example_policy_file_is_valid(aicr: Aicr, tmp_path: Path) -> None:
     assert "  required[0]: required policy plugin 'change-ticket' is not installed" in proc.stderr, proc.stderr
 
 
-def test_the_readme_shows_the_example_policy_file() -> None:
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```yaml\n(.*?)```", readme.split("## Approval policies", 1)[1], re.S)
+def test_the_policies_page_shows_the_example_policy_file() -> None:
+    page = (ROOT / "docs" / "policies.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", page.split("\n## A complete file", 1)[1], re.S)
     compare(blocks[0], expected=(EXAMPLES / "approval-policy.yaml").read_text())
 
 

@@ -1,0 +1,68 @@
+"""The docs site: every page in mkdocs.yml's nav, and code that cites pages which exist.
+
+`mkdocs build --strict` in .ci/run checks links and anchors; these checks need no
+MkDocs, so they also hold where the docs extra is not installed.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from testfixtures import compare
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+CODE = ["aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission", "tools", "bench",
+        "examples", "manifests", "tests", ".ci"]
+
+
+def nav_pages(entry: Any) -> Iterator[str]:
+    if isinstance(entry, str):
+        yield entry
+    elif isinstance(entry, list):
+        for item in entry:
+            yield from nav_pages(item)
+    elif isinstance(entry, dict):
+        for item in entry.values():
+            yield from nav_pages(item)
+
+
+def code_files() -> Iterator[Path]:
+    for folder in CODE:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                yield path
+
+
+def test_the_nav_lists_every_page_once() -> None:
+    nav = list(nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]))
+    compare(sorted(nav), expected=sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")))
+    compare(len(nav), expected=len(set(nav)))
+
+
+def test_code_cites_docs_pages_that_exist_and_no_readme_section() -> None:
+    missing, readme = [], []
+    for path in code_files():
+        text = path.read_text(errors="replace")
+        where = str(path.relative_to(ROOT))
+        missing += [f"{where}: {page}" for page in re.findall(r"\bdocs/([\w-]+\.md)", text)
+                    if not (DOCS / page).is_file()]
+        # The file README.md (setup.cfg's long description) and its demo command are fine; its sections
+        # are no reference: the docs pages are.
+        if path != Path(__file__).resolve():
+            readme += [f"{where}: {line.strip()}" for line in text.splitlines()
+                       if re.search(r"README(?!\.md)", line) and "README's demo" not in line]
+    compare(missing, expected=[])
+    compare(readme, expected=[])
+
+
+def test_the_readme_is_a_front_page_that_links_every_page() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150, len(readme.splitlines())
+    first_commands = re.search(r"```shell\n(.*?)```", readme, re.S).group(1)  # type: ignore[union-attr]
+    assert "tools/testbed.py demo" in first_commands and "bash .ci/run" in first_commands, first_commands
+    compare(sorted(p.name for p in DOCS.glob("*.md") if p.name != "index.md"
+                   and f"(docs/{p.name})" not in readme), expected=[])
