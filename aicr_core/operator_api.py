@@ -545,12 +545,28 @@ def _report(text: str) -> _Reader:
         doc = json.loads(text)
     except (ValueError, RecursionError) as err:  # RecursionError: arrays or objects nested too deeply
         raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
+    if not _is_mapping(doc):  # _Reader reads anything else as {}: an array would pass for an empty report
+        raise AicrError(Code.INVALID_OBJECT, f"the assessment report is a JSON {_json_type(doc)}, not an object")
     return _Reader(doc, "assessment report")
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type, for messages."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    return "null" if value is None else "number"
 
 
 def _components(r: _Reader) -> Iterator[_Reader]:
     """The report's components, each with the fields that must have their types (or INVALID_OBJECT)."""
     for item in r.items("components"):
+        if not _is_mapping(item):
+            raise AicrError(Code.INVALID_OBJECT, f"the assessment report: components[] holds a JSON "
+                            f"{_json_type(item)}, not an object")
         c = r.sub(item, "assessment report: components[]")
         for name in ("component", "change", "verdict"):
             c.text(name)  # the type check is the point: INVALID_OBJECT when it is not a string
