@@ -59,10 +59,12 @@ class Describe(AicrCommand):
             from aicr_core.deadline import Deadline
 
             return Stream(watch(_rollouts.connect(args, Deadline(math.inf)), args))
+        from aicr_core import operator_api as api
+
         cluster = _rollouts.connect(args)
         rollout = _rollouts.read_rollout(cluster, args.rollout)
         assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
-        return Result("RolloutDescription", describe(rollout, assessment))
+        return Result("RolloutDescription", describe(rollout, assessment), names=(api.rollout_reference(rollout.name),))
 
 
 def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:

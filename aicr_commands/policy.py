@@ -68,6 +68,7 @@ def validate(path: str) -> Result:
 
 def check(args: argparse.Namespace) -> Result:
     from aicr_core import clock
+    from aicr_core import operator_api as api
 
     try:
         name = _rollouts.object_name(args.target)
@@ -89,7 +90,7 @@ def check(args: argparse.Namespace) -> Result:
     record = decision.record()
     return Result("PolicyDecision", {"rollout": rollout.name, "user": {"username": me.username,
                                                                       "groups": list(me.groups)}, **record},
-                  exit_code=0 if record["allowed"] else 1)
+                  names=(api.rollout_reference(rollout.name),), exit_code=0 if record["allowed"] else 1)
 
 
 def proposed_write(args: argparse.Namespace, rollout: api.Rollout, me: Identity, now: Any) -> dict[str, Any]:

@@ -72,7 +72,7 @@ class Reproduce(AicrCommand):
         return Result("Reproduction", {
             "plan": plan.digest, "configMap": where, "aicrImage": plan.aicr_image, "bundle": plan.bundle,
             "recipe": str(target), "renderFlags": list(plan.render_flags or ()),
-            "commands": commands(plan, Path(args.dir))})
+            "commands": commands(plan, Path(args.dir))}, names=(f"configmap/{name}",))
 
 
 def mountable_dir(directory: Path) -> None:

@@ -183,7 +183,14 @@ class FlagParser(argparse.ArgumentParser):
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
-        return super().parse_args(self.join_flag_values(args or []), namespace)
+        parsed, extras = self.parse_known_args(self.join_flag_values(args or []), namespace)
+        flags = [word for word in extras if word.startswith("-") and word != "-"]
+        if flags:  # kubectl's (pflag's) wording, as the app says it for a flag before any command
+            word = flags[0]
+            raise UsageError(f"unknown flag: {word.partition('=')[0] if word.startswith('--') else word[:2]}")
+        if extras:
+            raise UsageError(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
 def add_common_flags(parser: argparse.ArgumentParser) -> None:

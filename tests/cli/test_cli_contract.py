@@ -23,7 +23,7 @@ R = "rollout-3f9a1c0d2b7e4a51-1"
 @pytest.mark.parametrize("args,message", [
     (["frobnicate", R], 'unknown command "frobnicate"'),
     (["appr", R, "--reason", "x"], 'unknown command "appr"'),
-    (["approve", R, "--reas", "x"], "unrecognized arguments: --reas"),
+    (["approve", R, "--reas", "x"], "unknown flag: --reas"),
     (["describe"], "the following arguments are required: ROLLOUT"),
     (["approve"], "the following arguments are required: ROLLOUT"),
     (["approve", R], "approve needs --reason"),

@@ -39,3 +39,27 @@ def test_a_report_whose_components_are_no_objects_is_invalid(aicr: Aicr, plane: 
     name = seed.rollout(report='{"components": ["gpu-operator"]}')
     items = json.loads(ok(as_user(aicr, plane, "victor", "list", "-o", "json")).stdout)["items"]
     compare([i["assessment"]["status"] for i in items if i["name"] == name], expected=["invalid"])
+
+
+# -- item 10: -o name prints the object the result is about ---------------------------------------------
+
+def test_o_name_of_every_write_and_of_reproduce_and_version(aicr: Aicr, plane: testbed.ControlPlane,
+                                                             seed: testbed.Seeder, tmp_path: Path) -> None:
+    name = seed.rollout()
+    reference = f"runtimerollout.operator.aicr.run/{name}\n"
+    for args in (["approve", name, "--reason", "window", "--expires", "1h"], ["revoke", name, "--reason", "oops"],
+                 ["describe", name]):
+        compare(ok(as_user(aicr, plane, "alice", *args, "-o", "name")).stdout, expected=reference)
+    other = seed.rollout()
+    proc = ok(as_user(aicr, plane, "alice", "policy", "check", other, "--reason", "r", "-o", "name"))
+    compare(proc.stdout, expected=f"runtimerollout.operator.aicr.run/{other}\n")
+    acknowledging = seed.rollout(phase="AwaitingAcknowledgement", awaiting_release="nvsentinel",
+                                 approval={"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "r"})
+    proc = ok(as_user(aicr, plane, "alice", "acknowledge", acknowledging, "-o", "name"))
+    compare(proc.stdout, expected=f"runtimerollout.operator.aicr.run/{acknowledging}\n")
+    digest = seed.plan()
+    proc = ok(as_user(aicr, plane, "alice", "reproduce", digest, "--dir", str(tmp_path / "r"), "-o", "name"))
+    compare(proc.stdout, expected=f"configmap/aicr-plan-{digest[7:23]}\n")
+    lines = ok(as_user(aicr, plane, "victor", "version", "-o", "name")).stdout.splitlines()
+    compare((len(lines), lines[0].startswith("clientversion/"), lines[1].startswith("serverversion/v1.")),
+            expected=(2, True, True), suffix=str(lines))
