@@ -171,6 +171,8 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                              for a in r.acknowledgements],
         "overrides": [{"user": o.user, "action": o.action, "policies": list(o.policies), "time": time_or_none(o.time)}
                       for o in r.overrides],
+        "conditions": [{"type": c.type, "status": c.status, "reason": c.reason or None, "message": c.message or None,
+                        "lastTransitionTime": time_or_none(c.last_transition)} for c in r.conditions],
     }
 
 

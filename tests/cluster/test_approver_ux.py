@@ -1,8 +1,10 @@
 """What an approver meets (issue 14, items 9-11) through the real `kubectl aicr` on the real control plane."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
+from pathlib import Path
 
 from testfixtures import compare
 
@@ -63,3 +65,41 @@ def test_o_name_of_every_write_and_of_reproduce_and_version(aicr: Aicr, plane: t
     lines = ok(as_user(aicr, plane, "victor", "version", "-o", "name")).stdout.splitlines()
     compare((len(lines), lines[0].startswith("clientversion/"), lines[1].startswith("serverversion/v1.")),
             expected=(2, True, True), suffix=str(lines))
+
+
+# -- item 11: what an approver reads -------------------------------------------------------------------
+
+def test_list_fits_120_columns(aicr: Aicr, plane: testbed.ControlPlane) -> None:
+    """The demo's rollouts, whatever else the session seeded: every line of `list` fits 120 columns."""
+    names = testbed.seed_demo(plane)
+    proc = ok(as_user(aicr, plane, "alice", "list"))
+    lines = [line for line in proc.stdout.splitlines()[1:] if line.split()[0] in names.values()]
+    compare(len(lines), expected=3)  # the ended one is not listed
+    compare([line for line in proc.stdout.splitlines() if len(line) > 120], expected=[])
+    acknowledging = next(line for line in lines if line.startswith(names["acknowledgement"]))
+    assert "bob, 1h59m left" in acknowledging or "bob, 2h left" in acknowledging, acknowledging
+
+
+def test_describe_shows_time_left_step_messages_conditions_and_acknowledgement_times(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+    deadline = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=7, minutes=56, seconds=30)
+    name = seed.rollout(deadline=deadline, phase="AwaitingAcknowledgement", awaiting_release="nvsentinel",
+                        approval={"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "r"},
+                        acknowledgements=[{"release": "gpu-operator", "user": "carol",
+                                           "time": "2026-11-29T22:00:00Z"}])
+    seed.set_rollout_status(name, {
+        "steps": [{"release": "gpu-operator", "state": "Ready", "message": "driver 580 on 8 of 8 nodes"},
+                  {"release": "nvsentinel", "state": "AwaitingAcknowledgement"}],
+        "conditions": [{"type": "Ready", "status": "False", "reason": "AwaitingAcknowledgement",
+                        "message": "waiting for nvsentinel", "lastTransitionTime": "2026-11-29T23:00:00Z"}]})
+    text = ok(as_user(aicr, plane, "victor", "describe", name)).stdout
+    for expected in (f"Deadline:     {testbed.rfc3339(deadline)} (in 7h56m)",
+                     "  1  gpu-operator  Upgrade    manual      yes   Ready                    "
+                     "driver 580 on 8 of 8 nodes",
+                     "Acknowledged: gpu-operator by carol at 2026-11-29T22:00:00Z",
+                     "  Ready  False   AwaitingAcknowledgement  2026-11-29T23:00:00Z  waiting for nvsentinel"):
+        assert expected in text.splitlines(), (expected, text)
+    doc = json.loads(ok(as_user(aicr, plane, "victor", "describe", name, "-o", "json")).stdout)
+    compare((doc["conditions"], doc["steps"][0]["message"]), expected=(
+        [{"type": "Ready", "status": "False", "reason": "AwaitingAcknowledgement", "message": "waiting for nvsentinel",
+          "lastTransitionTime": "2026-11-29T23:00:00Z"}], "driver 580 on 8 of 8 nodes"))
