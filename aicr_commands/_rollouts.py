@@ -277,6 +277,10 @@ class RolloutWrite:
             self.cluster.patch(path, patch, dry_run=mode == "server")
             return {"dryRun": mode}
         except AicrError as err:
+            if err.code == Code.TIMEOUT and mode == "none":
+                # The request was sent: the server may have stored it before the answer was lost.
+                raise AicrError(Code.TIMEOUT, f"{err.message}; the {self.command} was sent and may have been "
+                                f"stored: check with kubectl aicr describe {self.rollout.name}", err.details) from None
             if err.code != Code.CONFLICT:
                 raise
         raise explain_conflict(read_rollout(self.cluster, self.rollout.name))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from testfixtures import compare
 
-from support.fake_apiserver import Respond, fake_apiserver, status
+from support.fake_apiserver import Respond, Silent, fake_apiserver, status
 from support.harness import Aicr, error_line
 from support.samples import ROLLOUT, rollout
 
@@ -116,3 +116,35 @@ def test_policy_warnings_are_not_printed_before_a_refusal(aicr: Aicr, tmp_path: 
                     kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
     compare((proc.returncode, proc.stdout, proc.stderr), expected=(
         0, f"runtimerollout.operator.aicr.run/{R}\n", "warning: reason-format: cite a ticket\n"))
+
+
+# -- item 11 -------------------------------------------------------------------------------------------
+
+def test_the_usage_block_shows_every_command(aicr: Aicr) -> None:
+    for proc, stream in ((aicr("help"), "stdout"), (aicr(), "stderr")):
+        text = getattr(proc, stream)
+        usage = text.split("Usage:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        shapes = [line.split()[2] for line in usage]
+        compare(shapes, expected=["COMMAND", "list", "wait", "policy", "policy", "reproduce", "version", "whoami",
+                                  "plugins", "help"])
+        assert "  kubectl aicr list [--all] [--pending] [--phase PHASE] [flags]" in usage, usage
+
+
+ME = {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+      "status": {"userInfo": {"username": "alice", "groups": ["aicr:approvers"]}}}
+
+
+def test_a_timeout_during_the_write_says_it_may_have_been_stored(aicr: Aicr, tmp_path: Path) -> None:
+    no_policy = status(404, "configmaps not found", "NotFound")
+    with fake_apiserver(tmp_path, [Respond(201, ME), Respond(200, ROLLOUT), no_policy, Silent()]) as server:
+        proc = aicr("approve", R, "--reason", "window", "--expires", "1h", AICR_DEADLINE_SECONDS="3",
+                    kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
+        compare([r.method for r in server.requests], expected=["POST", "GET", "GET", "PATCH"])
+    compare((proc.returncode, error_line(proc)), expected=(
+        1, "error: [TIMEOUT] the API calls of this command did not finish within 3s; the approve was sent and may "
+           f"have been stored: check with kubectl aicr describe {R}"), suffix=proc.stderr)
+    # A timeout before the write says nothing of the kind: nothing was sent.
+    with fake_apiserver(tmp_path, [Respond(201, ME), Silent()]) as server:
+        proc = aicr("approve", R, "--reason", "window", "--expires", "1h", AICR_DEADLINE_SECONDS="2",
+                    kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
+    compare(error_line(proc), expected="error: [TIMEOUT] the API calls of this command did not finish within 2s")

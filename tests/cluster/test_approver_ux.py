@@ -9,7 +9,7 @@ from pathlib import Path
 from testfixtures import compare
 
 import testbed
-from support.harness import Aicr
+from support.harness import Aicr, error_line
 
 
 def as_user(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str,
@@ -103,3 +103,23 @@ def test_describe_shows_time_left_step_messages_conditions_and_acknowledgement_t
     compare((doc["conditions"], doc["steps"][0]["message"]), expected=(
         [{"type": "Ready", "status": "False", "reason": "AwaitingAcknowledgement", "message": "waiting for nvsentinel",
           "lastTransitionTime": "2026-11-29T23:00:00Z"}], "driver 580 on 8 of 8 nodes"))
+
+
+def test_list_filters_by_phase(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+    approved = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "r"}
+    waiting = seed.rollout()
+    acknowledging = seed.rollout(phase="AwaitingAcknowledgement", approval=approved, awaiting_release="nvsentinel")
+    ended = seed.rollout(phase="Ended", outcome="Succeeded", approval=approved)
+
+    def listed(*args: str) -> dict[str, str]:
+        items = json.loads(ok(as_user(aicr, plane, "victor", "list", "-o", "json", *args)).stdout)["items"]
+        return {i["name"]: i["phase"] for i in items if i["name"] in (waiting, acknowledging, ended)}
+
+    compare(listed("--phase", "AwaitingAcknowledgement"), expected={acknowledging: "AwaitingAcknowledgement"})
+    compare(listed("--phase", "Ended"), expected={ended: "Ended"})  # no --all needed to ask for ended ones
+    compare(listed("--phase", "AwaitingApproval", "--phase", "Ended"),
+            expected={waiting: "AwaitingApproval", ended: "Ended"})
+    proc = as_user(aicr, plane, "victor", "list", "--phase", "awaitingapproval")
+    compare((proc.returncode, error_line(proc)), expected=(
+        2, "error: [USAGE] argument --phase: unknown phase 'awaitingapproval': use one of Pending, AwaitingApproval, "
+           "Progressing, AwaitingAcknowledgement, Validating, Ended"))

@@ -198,3 +198,10 @@ def test_the_describe_document_keeps_its_documented_keys() -> None:
     documented = (Path(__file__).resolve().parents[2] / "docs" / "output.md").read_text()
     for key in data:
         assert f"`{key}" in documented, key
+
+
+def test_list_spells_the_operator_api_phases() -> None:
+    """list keeps its own copy so that `help` does not import the API module: the two must agree."""
+    from aicr_commands import list as list_command
+
+    compare(list_command.PHASES, expected=api.PHASES)
