@@ -52,11 +52,8 @@ class List(AicrCommand):
       # Every rollout, ended ones too, with transitions and step counts
       kubectl aicr list --all -o wide
 
-      # Names only, for a script
-      kubectl aicr list --pending -o name
-
-      # Only what waits for an acknowledgement
-      kubectl aicr list --phase AwaitingAcknowledgement
+      # Names of those in one phase, for a script
+      kubectl aicr list --phase AwaitingAcknowledgement -o name
 
     Codes:
       NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)

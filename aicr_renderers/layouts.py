@@ -328,3 +328,12 @@ def plugin_list(d: dict[str, Any]) -> list[str]:
             for p in d.get("plugins") or []]
     lines = table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows, indent="")
     return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]
+
+
+def who_am_i(d: dict[str, Any]) -> list[str]:
+    may = d.get("mayApprove")
+    answer = "yes" if may is True else "no"
+    return fields([("Username", value(d.get("username"))),
+                   ("Groups", ", ".join(value(g) for g in d.get("groups") or []) or "-"),
+                   ("May approve", f"{answer} ({value(d.get('approverPermission'))}, as RBAC says; "
+                                   "the approval policies decide each approval)")])

@@ -63,7 +63,7 @@ def test_o_name_without_a_cluster(aicr: Aicr, tmp_path: Path) -> None:
     proc = aicr("plugins", "--policy-file", str(policy), "-o", "name")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     lines = proc.stdout.splitlines()
-    for expected in ("aicr.commands/describe", "aicr.renderers/json",
+    for expected in ("aicr.commands/describe", "aicr.commands/whoami", "aicr.renderers/json",
                      "aicr.policies/four-eyes", "aicr.layouts/RolloutList"):
         assert expected in lines, proc.stdout
 

@@ -123,3 +123,25 @@ def test_list_filters_by_phase(aicr: Aicr, plane: testbed.ControlPlane, seed: te
     compare((proc.returncode, error_line(proc)), expected=(
         2, "error: [USAGE] argument --phase: unknown phase 'awaitingapproval': use one of Pending, AwaitingApproval, "
            "Progressing, AwaitingAcknowledgement, Validating, Ended"))
+
+
+def test_whoami_says_who_you_are_and_whether_you_may_approve(aicr: Aicr, plane: testbed.ControlPlane,
+                                                             tmp_path: Path) -> None:
+    log = tmp_path / "requests"
+    doc = json.loads(ok(as_user(aicr, plane, "alice", "whoami", "-o", "json", AICR_REQUEST_LOG=str(log))).stdout)
+    compare(doc, expected={"kind": "WhoAmI", "username": "alice", "groups": ["aicr:approvers", "system:authenticated"],
+                           "mayApprove": True, "approverPermission": "update runtimerollouts/approve"})
+    compare(log.read_text().splitlines(), expected=["POST /apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                                    "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews"])
+    text = ok(as_user(aicr, plane, "victor", "whoami")).stdout
+    compare(text.splitlines()[:3], expected=[
+        "Username:     victor", "Groups:       aicr:viewers, system:authenticated",
+        "May approve:  no (update runtimerollouts/approve, as RBAC says; the approval policies decide each approval)"])
+    compare(ok(as_user(aicr, plane, "bob", "whoami", "-o", "name")).stdout, expected="user/bob\n")
+    # As kubectl auth whoami says: the same user under impersonation
+    proc = ok(as_user(aicr, plane, "admin", "whoami", "--as", "carol", "--as-group", "aicr:approvers", "-o", "json"))
+    compare((json.loads(proc.stdout)["username"], json.loads(proc.stdout)["mayApprove"]), expected=("carol", True))
+    plugins = json.loads(ok(as_user(aicr, plane, "alice", "plugins", "-o", "json")).stdout)["plugins"]
+    compare([(p["distribution"], p["target"]) for p in plugins
+             if (p["group"], p["name"]) == ("aicr.commands", "whoami")],
+            expected=[("kubectl-aicr", "aicr_commands.whoami:WhoAmI")])
