@@ -145,3 +145,35 @@ def test_whoami_says_who_you_are_and_whether_you_may_approve(aicr: Aicr, plane: 
     compare([(p["distribution"], p["target"]) for p in plugins
              if (p["group"], p["name"]) == ("aicr.commands", "whoami")],
             expected=[("kubectl-aicr", "aicr_commands.whoami:WhoAmI")])
+
+
+def test_policy_check_without_reason_checks_all_but_the_reason_rules(aicr: Aicr, plane: testbed.ControlPlane,
+                                                                      seed: testbed.Seeder) -> None:
+    policy = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {
+        "reason-format": {"pattern": "^CHG-"}, "max-approval": {"max": "1h"}}}
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
+                 "data": {"policy.yaml": json.dumps(policy)}}
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+    plane.kubectl("create", "-f", "-", input=json.dumps(configmap))
+    try:
+        name = seed.rollout()
+        proc = as_user(aicr, plane, "alice", "policy", "check", name, "--expires", "2h")
+        compare(proc.returncode, expected=1, suffix=proc.stderr)
+        lines = proc.stdout.splitlines()
+        assert any(line.startswith("deny     max-approval") for line in lines), proc.stdout
+        assert any(line.startswith("skipped  reason-format") and "not checked: it reads the reason, which was not "
+                   "given (pass --reason TEXT)" in line for line in lines), proc.stdout
+        compare(lines[-2:], expected=[
+            "checked without --reason: not checked: reason-format (they read the reason); pass --reason to check them",
+            "approve would be refused: [POLICY_DENIED] 1 policy violation(s); nothing was written"])
+        doc = json.loads(ok(as_user(aicr, plane, "alice", "policy", "check", name, "--expires", "30m",
+                                    "-o", "json")).stdout)
+        compare((doc["withoutReason"], doc["allowed"], {p["name"]: p["verdict"] for p in doc["policies"]}),
+                expected=(True, True, {"reason-format": "skipped", "max-approval": "allow"}))
+        # With --reason, the reason rules run as the real command runs them
+        proc = as_user(aicr, plane, "alice", "policy", "check", name, "--expires", "30m", "--reason", "no ticket")
+        compare(proc.returncode, expected=1, suffix=proc.stdout)
+        assert "checked without --reason" not in proc.stdout, proc.stdout
+    finally:
+        plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
