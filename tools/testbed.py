@@ -65,11 +65,14 @@ def find_binaries(build: bool = False) -> tuple[Path, Path]:
     apiserver, etcd = os.environ.get("TEST_ASSET_KUBE_APISERVER"), os.environ.get("TEST_ASSET_ETCD")
     if not (apiserver and etcd):
         args = [sys.executable, str(ROOT / "tools" / "build_testbin.py")] + ([] if build else ["--print-only"])
-        proc = subprocess.run(args, capture_output=True, text=True)
+        # Building, its progress lines (each step, with the time it took) go straight to the terminal:
+        # a cold build takes minutes, and one line for all of it looks hung.
+        proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=None if build else subprocess.PIPE, text=True)
         folder = Path(proc.stdout.strip()) if proc.stdout.strip() else None
         if proc.returncode != 0 or folder is None:
-            raise TestbedError("kube-apiserver and etcd are not built; run: python3 tools/build_testbin.py"
-                               + (f"\n{proc.stderr.strip()}" if build else ""))
+            raise TestbedError("kube-apiserver and etcd are not built; "
+                               + ("the build failed (its lines above say why)" if build
+                                  else "run: python3 tools/build_testbin.py"))
         apiserver, etcd = apiserver or str(folder / "kube-apiserver"), etcd or str(folder / "etcd")
     for binary in (apiserver, etcd):
         if not os.access(binary, os.X_OK):
