@@ -68,3 +68,18 @@ def test_the_demo_shows_each_build_step_with_its_time(tmp_path: Path) -> None:
     assert re.search(r"^error: \S+/etcd exited with 1$", proc.stderr, re.M), proc.stderr
     figures = json.loads(next((tmp_path / "testbin").glob("k8s-*/build-figures.json")).read_text())
     assert figures["wall_seconds"] > 0, figures
+
+
+def test_help_prints_the_usage_and_the_verbs() -> None:
+    for args in (["--help"], ["-h"]):
+        proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30)
+        compare((proc.returncode, proc.stderr), expected=(0, ""))
+        assert proc.stdout.startswith("usage: python tools/testbed.py [-h] VERB\n"), proc.stdout
+        verbs = re.findall(r"^  (\w+) +\S", proc.stdout.split("verbs:\n", 1)[1], re.M)
+        compare(verbs, expected=["demo", "webhook"])
+    for args, message in (([], "the following arguments are required: VERB"),
+                          (["demos"], "invalid choice: 'demos' (choose from 'demo', 'webhook')")):
+        proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30)
+        compare(proc.returncode, expected=2)
+        assert proc.stderr.startswith("usage: python tools/testbed.py [-h] VERB\n") and message in proc.stderr, \
+            proc.stderr
