@@ -148,3 +148,10 @@ def test_a_timeout_during_the_write_says_it_may_have_been_stored(aicr: Aicr, tmp
         proc = aicr("approve", R, "--reason", "window", "--expires", "1h", AICR_DEADLINE_SECONDS="2",
                     kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
     compare(error_line(proc), expected="error: [TIMEOUT] the API calls of this command did not finish within 2s")
+
+
+def test_list_phase_completes_the_phases(aicr: Aicr) -> None:
+    from support.harness import complete, words
+
+    candidates, directive = complete(aicr, "list", "--phase", "Aw")
+    compare((words(candidates), directive), expected=(["AwaitingApproval", "AwaitingAcknowledgement"], ":4"))
