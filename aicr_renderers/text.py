@@ -20,6 +20,7 @@ from aicr_core.result import Result
 
 
 class TextRenderer(Renderer):
+    table = True  # a list's layout is a table: a stream of rows (list --watch) shows its header once
     def layout(self, kind: str) -> Layout:
         return find_layout(kind)
 
