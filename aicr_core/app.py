@@ -170,6 +170,8 @@ class AicrApp(App):
             shown += 1
 
     def render_rows(self, stream: Stream, rows: Rows, renderer: Renderer, name: str) -> None:
+        """Each batch of rows as it comes: a table renderer prints the batch (the header only until one
+        row has been shown), any other renderer one document per row. A batch is rendered whole first."""
         header_shown, shown = False, 0
         for batch in self.results(stream):
             found = batch.data.get(rows.key)
@@ -182,19 +184,19 @@ class AicrApp(App):
                     self.show(self.render(renderer, name, batch), batch)
                 header_shown = header_shown or bool(items)
                 continue
-            names = batch.names if len(batch.names) == len(items) else ((),) * len(items)
-            for row, row_name in zip(items, names, strict=True):
-                if not isinstance(row, dict):
+            texts = []
+            for i, row in enumerate(items):
+                if type(row) is not dict:
                     raise AicrError(Code.PLUGIN_ERROR, f"a streaming command's {rows.key}[] holds a "
                                     f"{type(row).__name__}, not an object")
-                one = Result(rows.kind, row, names=(row_name,) if isinstance(row_name, str) else ())
-                output_text = self.render(renderer, name, one)
-                self.stdout.write(renderer.separator if shown else "")
-                self.show(output_text, one if shown else batch)  # the batch's warnings once
+                names = (batch.names[i],) if len(batch.names) == len(items) else ()
+                texts.append(self.render(renderer, name, Result(rows.kind, row, names=names)))
+            for warning in batch.warnings:
+                self.warn(warning)
+            for text in texts:
+                self.stdout.write((renderer.separator if shown else "") + text)
                 shown += 1
-            if not items and batch.warnings:
-                for warning in batch.warnings:
-                    self.warn(warning)
+            self.stdout.flush()
 
     def results(self, stream: Stream) -> Iterator[Result]:
         """The stream's results, checked; its Progress lines written to stderr as they come."""

@@ -155,10 +155,11 @@ def documents(text: str) -> list[dict]:  # type: ignore[type-arg]
 
 
 class Watching:
-    """`kubectl aicr list --watch ...` running; its stdout read as it comes."""
+    """`kubectl aicr list --watch ...` (or another command's watch) running; its stdout read as it comes."""
 
-    def __init__(self, aicr: Aicr, kubeconfig: Path, *args: str) -> None:
-        self.proc = subprocess.Popen([aicr.kubectl, "aicr", "list", "--watch", *args], stdout=subprocess.PIPE,
+    def __init__(self, aicr: Aicr, kubeconfig: Path, *args: str,
+                 command: tuple[str, ...] = ("list", "--watch")) -> None:
+        self.proc = subprocess.Popen([aicr.kubectl, "aicr", *command, *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=aicr_env(aicr.home, kubeconfig), cwd=aicr.cwd)
         self.out = ""
 
@@ -214,6 +215,29 @@ def test_list_watch_json_is_one_item_document_per_row(aicr: Aicr, plane: testbed
         compare(set(docs[2]), expected={"kind", *docs[0]})
     finally:
         watching.stop()
+
+
+def test_a_watch_applies_the_template_to_each_document(aicr: Aicr, plane: testbed.ControlPlane,
+                                                       seed: testbed.Seeder) -> None:
+    """describe -w and list -w with a template: once per document, nothing between them (kubectl get -w)."""
+    key, run = run_label()
+    name = labelled(seed, seed.rollout(), **{key: run})
+    describing = Watching(aicr, plane.kubeconfig_for("victor"), name, "-o", 'jsonpath={.phase}{"\\n"}',
+                          command=("describe", "--watch"))
+    listing = Watching(aicr, plane.kubeconfig_for("victor"), "-l", f"{key}={run}", "--all",
+                       "-o", "custom-columns=NAME:.name,PHASE:.phase")
+    try:
+        compare(describing.until(lambda out: out.endswith("\n")), expected="AwaitingApproval\n")
+        listing.until(lambda out: len(out.splitlines()) >= 2)
+        seed.set_rollout_status(name, {"phase": "Ended", "outcome": "Succeeded"})
+        compare(describing.until(lambda out: out.count("\n") >= 2), expected="AwaitingApproval\nEnded\n")
+        compare(describing.proc.wait(timeout=30), expected=0)  # describe -w ends with the rollout
+        width = len(name) + 3
+        compare(listing.until(lambda out: len(out.splitlines()) >= 3).splitlines(), expected=[
+            f"{'NAME':<{width}}PHASE", f"{name:<{width}}AwaitingApproval", f"{name:<{width}}Ended"])
+    finally:
+        describing.stop()
+        listing.stop()
 
 
 def strip(text: str) -> str:
