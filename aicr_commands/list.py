@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from aicr_core.result import Progress, Result, Rows, Stream
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
     from aicr_core.kube import Cluster
+    from aicr_core.watch import Change
     from aicr_renderers.jsonpath import Template
 
 # AICR's verdicts, worst first: a list shows the worst verdict of a rollout's report.
@@ -173,8 +175,17 @@ def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result | Progr
 
     reports, warning = read_reports(cluster, args.operator_namespace)
     assessments = Assessments(reports, args.operator_namespace, cluster)
+    with crds_named():
+        yield from watch_rows(follow_collection(cluster, api.rollouts_path(), selector_params(args.selector),
+                                                "rollouts"), args, assessments, warning)
+
+
+def watch_rows(batches: Iterator[list[Change]], args: argparse.Namespace, assessments: Assessments,
+               warning: str | None) -> Iterator[Result | Progress]:
+    from aicr_core import operator_api as api
+
     shown: set[str] = set()
-    for batch in follow_collection(cluster, api.rollouts_path(), selector_params(args.selector), "rollouts"):
+    for batch in batches:
         if batch and batch[0].kind == "LISTED":
             rollouts, warnings = parse_all(change.object for change in batch)
             rollouts = newest_first([r for r in rollouts if wanted(r, args)])
@@ -209,14 +220,23 @@ def list_rollouts(cluster: Cluster, selector: str | None = None) -> list[dict[st
     """Every rollout (one paginated LIST); a server without the operator's CRDs says so in words."""
     from aicr_core import operator_api as api
 
-    try:
+    with crds_named():
         objects, _ = cluster.list(api.rollouts_path(), selector_params(selector))
+    return objects
+
+
+@contextlib.contextmanager
+def crds_named() -> Iterator[None]:
+    """A 404 from the rollouts' collection means the operator's CRDs are missing: say so in words."""
+    from aicr_core import operator_api as api
+
+    try:
+        yield
     except AicrError as err:
         if err.code == Code.NOT_FOUND:
             raise AicrError(Code.NOT_FOUND, f"this API server does not serve {api.GROUP}/{api.VERSION} "
                             "RuntimeRollouts: the AICR operator's CRDs are not installed") from None
         raise
-    return objects
 
 
 def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], list[str]]:

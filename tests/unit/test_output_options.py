@@ -299,3 +299,27 @@ def test_a_renderer_that_takes_no_argument_refuses_one() -> None:
         JsonRenderer().configure("json", "x")
     with pytest.raises(AicrError):
         AicrApp(stdout=io.StringIO(), stderr=io.StringIO()).load_renderer("text=x")
+
+
+def test_list_watch_shows_a_rollout_leaving_then_no_more_of_it() -> None:
+    from aicr_commands.list import Assessments, watch_rows
+    from aicr_core.watch import Change
+
+    from support.samples import rollout
+
+    def named(name: str, version: str, **status: str) -> dict[str, Any]:
+        doc = rollout(status=status) if status else rollout()
+        doc["metadata"] = {**doc["metadata"], "name": name, "resourceVersion": version}
+        return doc
+
+    args = argparse.Namespace(all=False, pending=False, sort_by=None)
+    batches = [[Change("LISTED", named("r-1", "1"))],
+               [Change("MODIFIED", named("r-1", "2", phase="Ended", outcome="Failed"))],  # leaves: shown
+               [Change("MODIFIED", named("r-1", "3", phase="Ended", outcome="Failed"))],  # gone: not shown
+               [Change("ADDED", named("r-2", "4", phase="Ended", outcome="Succeeded"))],  # never shown
+               [Change("ADDED", {**named("bad", "5"), "spec": {**rollout()["spec"], "deadline": "nope"}})],  # warned
+               [Change("ADDED", named("r-3", "5"))]]
+    shown = list(watch_rows(iter(batches), args, Assessments({}, "aicr-system"), None))
+    compare([[(i["name"], i["phase"]) for i in r.data["items"]] if isinstance(r, Result) else r.message[:22]
+             for r in shown], expected=[[("r-1", "AwaitingApproval")], [("r-1", "Ended")], "warning: not listed: r",
+                                        [("r-3", "AwaitingApproval")]])
