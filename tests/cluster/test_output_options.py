@@ -319,3 +319,24 @@ def test_auto_colours_a_terminal_unless_no_color(aicr: Aicr, plane: testbed.Cont
     assert "\x1b[33mAwaitingApproval\x1b[0m" in coloured, coloured
     assert "\x1b" not in plain and "AwaitingApproval" in plain, plain
     compare(timeless(strip(coloured)), expected=timeless(plain))
+
+
+def test_the_site_csv_renderer_takes_columns(site_package: Aicr, plane: testbed.ControlPlane,
+                                             seed: testbed.Seeder, tmp_path: Path) -> None:
+    """A site renderer with an argument (the plugin guide's example): read before any API call."""
+    key, run = run_label()
+    name = labelled(seed, seed.rollout(approval=APPROVED), **{key: run})
+    proc = site_package("list", "-l", f"{key}={run}", "-o", "csv=name,phase,approval.user,nope",
+                        kubeconfig=plane.kubeconfig_for("victor"))
+    compare((proc.returncode, proc.stdout, proc.stderr), expected=(
+        0, f"name,phase,approval.user,nope\n{name},AwaitingApproval,bob,\n", ""))
+    proc = site_package("list", "-l", f"{key}={run}", "-o", "csv=name", "--no-headers",
+                        kubeconfig=plane.kubeconfig_for("victor"))
+    compare(proc.stdout, expected=f"{name}\n")
+    log = tmp_path / "requests.log"
+    proc = site_package("list", "-o", "csv=name,,x", kubeconfig=plane.kubeconfig_for("victor"),
+                        AICR_REQUEST_LOG=str(log))
+    compare((proc.returncode, error_line(proc), log.exists()), expected=(
+        2, "error: [USAGE] -o csv=COLUMNS: '' is not a dotted path such as name or approval.user", False))
+    compare(site_package("whoami", "-o", "csv", kubeconfig=plane.kubeconfig_for("alice")).stdout.splitlines()[0],
+            expected="kind,Identity")  # without an argument: as before
