@@ -54,14 +54,8 @@ class List(AicrCommand):
       # Every rollout, ended ones too, with transitions and step counts
       kubectl aicr list --all -o wide
 
-      # Names only, for a script
-      kubectl aicr list --pending -o name
-
-      # Rollouts that ended in failure, latest deadline last
-      kubectl aicr list --all -l operator.aicr.run/outcome=Failed --sort-by .deadline
-
-      # Follow every change
-      kubectl aicr list --watch
+      # Names of the rollouts that ended in failure, latest deadline last, for a script
+      kubectl aicr list --all -l operator.aicr.run/outcome=Failed --sort-by .deadline -o name
 
     Codes:
       USAGE      a --selector or --sort-by that does not parse, a --sort-by found on no item
