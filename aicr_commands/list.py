@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 
 # AICR's verdicts, worst first: a list shows the worst verdict of a rollout's report.
 VERDICTS = ("blocked", "unknown", "manual", "unversioned", "safe")
+# The operator's phases (operator_api.PHASES, spelled here so that `help` need not import the API module).
+PHASES = ("Pending", "AwaitingApproval", "Progressing", "AwaitingAcknowledgement", "Validating", "Ended")
 MAX_WARNINGS = 5  # about malformed rollouts: a handful names them, the rest are counted
+
+
+def phase_name(text: str) -> str:
+    if text not in PHASES:
+        raise argparse.ArgumentTypeError(f"unknown phase {text!r}: use one of {', '.join(PHASES)}")
+    return text
 
 
 class List(AicrCommand):
@@ -54,8 +62,8 @@ class List(AicrCommand):
       # Every rollout, ended ones too, with transitions and step counts
       kubectl aicr list --all -o wide
 
-      # Names of the rollouts that ended in failure, latest deadline last, for a script
-      kubectl aicr list --all -l operator.aicr.run/outcome=Failed --sort-by .deadline -o name
+      # Names of those in one phase, for a script
+      kubectl aicr list --phase AwaitingAcknowledgement -o name
 
     Codes:
       USAGE      a --selector or --sort-by that does not parse, a --sort-by found on no item
@@ -74,6 +82,11 @@ class List(AicrCommand):
         parser.add_argument("--pending", action="store_true",
                             help="only rollouts waiting for a person: AwaitingApproval with no approval yet, or "
                                  "AwaitingAcknowledgement of a release nobody has acknowledged")
+        action = parser.add_argument(
+            "--phase", metavar="PHASE", type=phase_name, action="append", default=[],
+            help="only rollouts in this phase (repeatable; Ended lists ended ones without --all): "
+                 + ", ".join(PHASES))
+        action.completer = lambda prefix, **_: [p for p in PHASES if p.startswith(prefix)]  # type: ignore[attr-defined]
         parser.add_argument("-l", "--selector", metavar="SELECTOR", type=parse_selector,
                             help="only rollouts whose labels match, sent to the server as labelSelector "
                                  "(key=value, key!=value, key in (a,b), !key; e.g. operator.aicr.run/outcome=Failed "
@@ -118,8 +131,12 @@ ROWS = Rows("items", "RolloutListItem")  # list --watch: rows of RolloutList's t
 
 
 def wanted(r: api.Rollout, args: argparse.Namespace) -> bool:
-    """What --all and --pending keep."""
-    return (args.all or not r.ended) and (not args.pending or _rollouts.waits_for_person(r))
+    """What --all, --phase and --pending keep."""
+    from aicr_core import operator_api as api
+
+    return ((args.all or not r.ended or api.PHASE_ENDED in args.phase)
+            and (not args.phase or r.phase in args.phase)
+            and (not args.pending or _rollouts.waits_for_person(r)))
 
 
 def newest_first(rollouts: list[api.Rollout]) -> list[api.Rollout]:
