@@ -312,7 +312,7 @@ def test_list_watch_shows_a_rollout_leaving_then_no_more_of_it() -> None:
         doc["metadata"] = {**doc["metadata"], "name": name, "resourceVersion": version}
         return doc
 
-    args = argparse.Namespace(all=False, pending=False, sort_by=None)
+    args = argparse.Namespace(all=False, pending=False, phase=[], sort_by=None)
     batches = [[Change("LISTED", named("r-1", "1"))],
                [Change("MODIFIED", named("r-1", "2", phase="Ended", outcome="Failed"))],  # leaves: shown
                [Change("MODIFIED", named("r-1", "3", phase="Ended", outcome="Failed"))],  # gone: not shown
