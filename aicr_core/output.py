@@ -76,6 +76,7 @@ ROLES = {
 _OPEN, _SPLIT, _CLOSE = "\x0e", "\x1f", "\x0f"  # controls: cluster text reaching a layout is escaped already
 _MARK = re.compile(f"{_OPEN}([a-z]+){_SPLIT}([^{_OPEN}{_SPLIT}{_CLOSE}]*){_CLOSE}")
 _RESET = "\x1b[0m"
+_KNOWN_MARK = re.compile(f"{_OPEN}(?:{'|'.join(ROLES)}){_SPLIT}([^{_OPEN}{_SPLIT}{_CLOSE}]*){_CLOSE}")
 
 
 def paint(text: str, role: str | None) -> str:
@@ -89,6 +90,10 @@ def paint(text: str, role: str | None) -> str:
 
 def finish(text: str, color: bool) -> str:
     """The text to write: everything escaped by `safe()`, each mark made colour (or bare text)."""
+    if _OPEN not in text:
+        return safe(text)
+    if not color:  # safe() works character by character: unmark, then escape the whole (one C-level pass)
+        return safe(_KNOWN_MARK.sub(r"\1", text))
     out, last = [], 0
     for match in _MARK.finditer(text):
         role, inner = match.group(1), match.group(2)
@@ -104,4 +109,4 @@ def finish(text: str, color: bool) -> str:
 
 def strip_marks(text: str) -> str:
     """The text without its colour marks (for a layout's text used where no colour goes)."""
-    return _MARK.sub(lambda m: m.group(2) if m.group(1) in ROLES else m.group(0), text)
+    return _KNOWN_MARK.sub(r"\1", text)
