@@ -330,7 +330,7 @@ def plugin_list(d: dict[str, Any]) -> list[str]:
              value(p.get("active")), value(p.get("mode")),
              value(p.get("status")) + (f": {value(p.get('error'))}" if p.get("error") else "")]
             for p in d.get("plugins") or []]
-    lines = table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows, indent="")
+    lines = listing(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows)
     return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]
 
 

@@ -323,3 +323,13 @@ def test_list_watch_shows_a_rollout_leaving_then_no_more_of_it() -> None:
     compare([[(i["name"], i["phase"]) for i in r.data["items"]] if isinstance(r, Result) else r.message[:22]
              for r in shown], expected=[[("r-1", "AwaitingApproval")], [("r-1", "Ended")], "warning: not listed: r",
                                         [("r-3", "AwaitingApproval")]])
+
+
+def test_the_plugins_table_has_no_header_with_no_headers() -> None:
+    from aicr_renderers.layouts import plugin_list
+
+    data = {"plugins": [{"group": "aicr.renderers", "name": "json", "distribution": "kubectl-aicr", "version": "1",
+                         "active": None, "mode": None, "status": "ok"}], "policyFile": {"source": "s"}}
+    compare(plugin_list(data)[0].split()[:2], expected=["GROUP", "NAME"])
+    with output.rendering(OutputOptions(no_headers=True)):
+        compare(plugin_list(data)[0].split()[:2], expected=["aicr.renderers", "json"])
