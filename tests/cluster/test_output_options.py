@@ -245,8 +245,8 @@ def strip(text: str) -> str:
 
 
 def timeless(text: str) -> str:
-    """Two runs a second apart differ in AGE and `(in 7h59m)`: those, and the padding they move, left out."""
-    text = re.sub(r"\(in [0-9a-z]+\)", "(in T)", re.sub(r" [0-9]+s( |$)", r" Ns\1", text, flags=re.M))
+    """Two runs a second apart differ in AGE and `in 7h59m`: those, and the padding they move, left out."""
+    text = re.sub(r"\bin [0-9][0-9dhms]*", "in T", re.sub(r" [0-9]+s( |$)", r" Ns\1", text, flags=re.M))
     text = re.sub(r" at [0-9T:-]+Z$", " at TIME", text, flags=re.M)  # policy check's first line
     return re.sub(" +", " ", text)
 
