@@ -65,18 +65,16 @@ class List(AicrCommand):
                                  "AwaitingAcknowledgement of a release nobody has acknowledged")
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        from concurrent.futures import ThreadPoolExecutor
-
         from aicr_core import kube
         from aicr_core import operator_api as api
-        from aicr_core.deadline import Deadline
+        from aicr_core.deadline import in_background
 
         cluster = _rollouts.connect(args)
-        # The reports are read beside the rollouts (a second connection with the same deadline):
-        # the server works on one list while this process parses the other.
-        with _rollouts.many_objects(), ThreadPoolExecutor(1) as beside:
-            sibling = kube.Cluster(cluster.settings, Deadline(cluster.deadline.remaining()))
-            reading = beside.submit(read_reports, sibling, args.operator_namespace)
+        # The reports are read beside the rollouts (a second connection, on a daemon thread, with the same
+        # deadline: the watchdog ends its calls as it ends ours, and the command never waits for it past it).
+        with _rollouts.many_objects():
+            sibling = kube.Cluster(cluster.settings, cluster.deadline)
+            reading = in_background(read_reports, sibling, args.operator_namespace)
             objects = list_rollouts(cluster)
             rollouts, warnings = parse_all(objects)
             del objects  # the raw JSON is most of the memory: let it go before the reports arrive
@@ -84,7 +82,7 @@ class List(AicrCommand):
                         and (not args.pending or _rollouts.waits_for_person(r))]
             rollouts.sort(key=lambda r: r.name)
             rollouts.sort(key=lambda r: r.created or _EPOCH, reverse=True)  # newest first, ties by name
-            reports, warning = reading.result()
+            reports, warning = reading.result(cluster.deadline)
             if warning and any(r.assessment_digest for r in rollouts):
                 warnings.append(warning)
             assessments = Assessments(reports, args.operator_namespace)
