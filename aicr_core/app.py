@@ -134,8 +134,19 @@ class AicrApp(App):
         """The result's warnings on stderr, then its output on stdout."""
         for warning in result.warnings:
             self.warn(warning)
-        self.stdout.write(output)
-        self.stdout.flush()
+        self.write_out(output)
+
+    def write_out(self, text: str) -> None:
+        """Write to stdout; a full disk or a closed file is WRITE_FAILED, in one line (a pipe closed early
+        is BrokenPipeError, which ends the command quietly as `head` expects)."""
+        try:
+            self.stdout.write(text)
+            self.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            _discard_stdout(self.stdout)
+            raise AicrError(Code.WRITE_FAILED, f"cannot write the output to stdout: {err.strerror or err}") from None
 
     def render_stream(self, stream: Stream, renderer: Renderer, name: str) -> None:
         """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator.
@@ -155,7 +166,7 @@ class AicrApp(App):
                 raise AicrError(Code.PLUGIN_ERROR, f"a streaming command's result cannot be printed: {problem}")
             output = self.render(renderer, name, item)
             if shown:
-                self.stdout.write(CLEAR_SCREEN if redraw else renderer.separator)
+                self.write_out(CLEAR_SCREEN if redraw else renderer.separator)
             self.show(output, item)
             shown += 1
 
@@ -235,6 +246,20 @@ class AicrApp(App):
         """A one-line diagnostic on stderr (a broken plugin, say); never on stdout."""
         self.stderr.write(f"warning: {safe(message, allow_newlines=False)}\n")
         self.stderr.flush()
+
+
+def _discard_stdout(stream: TextIO) -> None:
+    """Point stdout's file descriptor at /dev/null: what its buffer still holds is then dropped at exit,
+    not reported by the interpreter as a second error."""
+    import os
+
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return  # not a file (a test's StringIO): nothing is flushed at exit
+    os.dup2(null, fd)
+    os.close(null)
 
 
 class _WarningLines(logging.Handler):
