@@ -276,9 +276,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return AicrApp().run(list(sys.argv[1:] if argv is None else argv))
 
 
-def console_script() -> None:
+def console_main() -> int:
+    """The executable's run (aicr_core.launch calls it); its exit code."""
     # SIGTERM ends the process like an exit, so that cleanups still run: the official client writes
     # kubeconfig key data to private temporary files and removes them only at exit.
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-    sys.exit(main())
+    return main()
+
+
+def console_script() -> None:
+    """The entry point of installs made before aicr_core.launch took over (their generated script names it)."""
+    sys.exit(console_main())
 
