@@ -42,15 +42,16 @@ def hung_plugin(tmp_path: Path, marker: str) -> dict[str, Any]:
                      "interactiveMode": "Never"}}
 
 
-@pytest.mark.parametrize("hang", ["trickling server", "hung credentials plugin"])
+@pytest.mark.parametrize("hang", ["trickling server", "trickling TLS handshake", "hung credentials plugin"])
 def test_each_session_keeps_its_own_deadline_on_its_own_thread(tmp_path: Path, hang: str) -> None:
     marker = f"sleep {os.getpid() % 1000 + 986000}"
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     hung_script = [Trickle(interval=0.5)] if hang == "trickling server" else [Respond(200, VERSION)]
-    with fake_apiserver(tmp_path / "a", hung_script) as hung, \
+    raw = 0.5 if hang == "trickling TLS handshake" else None
+    with fake_apiserver(tmp_path / "a", hung_script, raw_trickle=raw) as hung, \
             fake_apiserver(tmp_path / "b", [Respond(200, VERSION, delay=0.2)]) as healthy:
-        user = {"token": "t"} if hang == "trickling server" else hung_plugin(tmp_path, marker)
+        user = hung_plugin(tmp_path, marker) if hang == "hung credentials plugin" else {"token": "t"}
         hung_kc = hung.kubeconfig(tmp_path / "kc-a", user)
         healthy_kc = healthy.kubeconfig(tmp_path / "kc-b", {"token": "t"})
         started = time.monotonic()
@@ -59,13 +60,13 @@ def test_each_session_keeps_its_own_deadline_on_its_own_thread(tmp_path: Path, h
         answer, answered_at, thread = fast.result()
         compare((answer, thread != threading.main_thread().name), expected=(VERSION, True))
         assert answered_at - started < 1.5, answered_at - started  # the hung session delays it in nothing
-        what = "the API calls of this command" if hang == "trickling server" else \
-            f'the credentials plugin "{tmp_path / "hang.sh"}"'
+        what = f'the credentials plugin "{tmp_path / "hang.sh"}"' if hang == "hung credentials plugin" else \
+            "the API calls of this command"
         with ShouldRaise(AicrError(Code.TIMEOUT, f"context a: {what} did not finish within 2s")):
             slow.result()
         ended = time.monotonic()
         assert 1.9 < ended - started < 2.5, ended - started
-        assert hang != "trickling server" or hung.requests, "the hung server was never asked"
+        assert hang == "hung credentials plugin" or hung.accepted, "the hung server was never asked"
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
     compare(left, expected="", suffix="the plugin's children were left running")
 
