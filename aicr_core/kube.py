@@ -234,7 +234,7 @@ class Cluster:
         if response.status >= 400:
             try:
                 with self.deadline.enforced():
-                    response.data = read_body(raw, f"{method} {path}", MAX_ERROR_BYTES)
+                    response.data = read_body(raw, f"{method} {path}", MAX_ERROR_BYTES, truncate=True)
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 raise transport_error(err, self.deadline) from None
             raise api_error(ApiException(http_resp=response))
@@ -260,10 +260,14 @@ def header_value(name: str, value: str) -> str:
     return wire.decode("latin-1")
 
 
-def read_body(response: urllib3.BaseHTTPResponse, what: str, limit: int = bounded_json.MAX_BODY_BYTES) -> bytes:
-    """The whole body, but INVALID_OBJECT as soon as it is known to exceed `limit` (nothing more is read)."""
+def read_body(response: urllib3.BaseHTTPResponse, what: str, limit: int = bounded_json.MAX_BODY_BYTES, *,
+              truncate: bool = False) -> bytes:
+    """The whole body, but INVALID_OBJECT as soon as it is known to exceed `limit` (nothing more is read).
+
+    `truncate`: the first `limit` bytes instead (a failure's body: its status code still says what failed).
+    """
     declared = str(response.headers.get("Content-Length") or "")
-    if declared.isdigit() and int(declared) > limit:
+    if not truncate and declared.isdigit() and int(declared) > limit:
         response.close()
         raise too_large(what, limit)
     chunks, size = [], 0
@@ -271,8 +275,10 @@ def read_body(response: urllib3.BaseHTTPResponse, what: str, limit: int = bounde
         chunks.append(chunk)
         size += len(chunk)
         if size > limit:
-            del chunks
             response.close()  # unread data is left on the connection: it must not go back to the pool
+            if truncate:
+                return b"".join(chunks)[:limit]
+            del chunks
             raise too_large(what, limit)
     return b"".join(chunks)
 

@@ -188,3 +188,12 @@ def test_a_huge_answer_is_refused_in_bounded_memory(kubectl: str, tmp_path: Path
                          f"runtimerollouts/{R}: the API server's answer is larger than 64 MiB, the limit for one "
                          "answer; nothing more was read"))
     assert peak_mib < 320, peak_mib
+
+
+def test_a_huge_failure_is_still_the_failure(aicr: Aicr, tmp_path: Path) -> None:
+    """A 500 whose body is 4 GiB: read up to 1 MiB, then reported by its status, as any 500."""
+    head = b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+    with fake_apiserver(tmp_path, [Flood(head + b'{"message": "', b"x" * 65536, GIB4)]) as server:
+        proc = aicr("describe", R, kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}), timeout=60)
+    compare((proc.returncode, error_line(proc)), expected=(1, "error: [UNAVAILABLE] HTTP 500 Internal Server Error"),
+            suffix=proc.stderr)
