@@ -20,6 +20,7 @@ import os
 import re
 import socket
 import ssl
+import threading
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping
@@ -430,11 +431,23 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
 
 
 class _ClientErrors(logging.Handler):
-    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print)."""
+    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print).
+
+    Per thread: sessions connecting at once on several threads (the fleet's) each see only what the
+    client logged while loading their own credentials (it logs on the thread that loads them).
+    """
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.messages: list[str] = []
+        self._threads = threading.local()
+
+    @property
+    def messages(self) -> list[str]:
+        """What was logged on this thread since its last `install()`."""
+        messages: list[str] | None = getattr(self._threads, "messages", None)
+        if messages is None:
+            messages = self._threads.messages = []
+        return messages
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(first_line(record.getMessage()))
