@@ -218,7 +218,10 @@ class Deadline:
         previous: Any = None
         if arm:
             def fire(_signum: int, _frame: FrameType | None) -> None:
-                raise Alarm()
+                # The watchdog fires at the same moment, and usually first: then a socket it shut down is
+                # already ending the block, and an Alarm now could land in its cleanup, outside any handler.
+                if _alarm_armed and not self._fired.is_set():
+                    raise Alarm()
 
             previous = signal.signal(signal.SIGALRM, fire)
             _alarm_armed = True
