@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 8443
 READ_SECONDS = 2.0  # each read of the API server (the policy file, an assessment report)
+# kube-apiserver's webhook client closes a connection idle for 90 s (client-go's transport takes Go's
+# http.DefaultTransport IdleConnTimeout; docs/webhook.md cites the source): ours must be longer.
+IDLE_TIMEOUT = 120.0
 
 
 class JsonLog:
@@ -104,11 +107,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-request-bytes", type=size, default=4 * 1024 * 1024, metavar="BYTES",
                    help="largest request body accepted (default 4 MiB)")
     p.add_argument("--max-requests-inflight", type=size, default=16, metavar="N",
-                   help="connections served at once; more wait (default 16)")
+                   help="requests decided at once; more wait their turn (default 16)")
+    p.add_argument("--max-connections", type=size, default=256, metavar="N",
+                   help="connections open at once, idle kept ones included; more wait to be accepted (default 256)")
+    p.add_argument("--idle-timeout", type=seconds, default=IDLE_TIMEOUT, metavar="DURATION",
+                   help="close a kept connection idle this long (default 2m: longer than kube-apiserver's own 90s, "
+                        "so that the client closes first)")
     p.add_argument("--policy-refresh-interval", type=seconds, default=2.0, metavar="DURATION",
                    help="how often the policy file is re-read (default 2s)")
     p.add_argument("--shutdown-delay-duration", type=seconds, default=0.0, metavar="DURATION",
-                   help="after SIGTERM, keep serving this long while /readyz fails, so endpoints drain (default 0s)")
+                   help="after SIGTERM, keep serving this long while /readyz fails, each answer closing its "
+                        "connection, so endpoints drain (default 0s)")
     return p
 
 
@@ -132,7 +141,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if not 0 <= args.secure_port <= 65535:
         raise UsageError(f"--secure-port {args.secure_port} is not a port")
-    for flag in ("request_timeout", "tls_handshake_timeout", "policy_refresh_interval"):
+    for flag in ("request_timeout", "tls_handshake_timeout", "policy_refresh_interval", "idle_timeout"):
         if not 0 < getattr(args, flag) < math.inf:
             raise UsageError(f"--{flag.replace('_', '-')} must be positive")
     return args
@@ -172,7 +181,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     stopping, stop = threading.Event(), threading.Event()
     webhook = Webhook(source, read_assessment, log, stopping)
     limits = Limits(args.request_timeout, args.tls_handshake_timeout, args.max_request_bytes,
-                    args.max_requests_inflight)
+                    args.max_requests_inflight, args.max_connections, args.idle_timeout)
     try:
         server = Server(args.bind_address, args.secure_port, certificate.context, webhook.routes(), limits, log)
     except OSError as err:
@@ -189,7 +198,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     signal.signal(signal.SIGINT, on_signal)
     source.start(stop)
     log("serving", address=args.bind_address, port=server.port, namespace=namespace, state=source.state())
-    server.serve(stop)
+    server.serve(stop, draining=stopping)  # while stopping: every answer carries Connection: close
     log("stopped")
     return 0
 
