@@ -72,6 +72,20 @@ def test_the_deployment_runs_the_program_with_flags_it_accepts() -> None:
     compare(config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], expected="aicr-system/aicr-admission")
 
 
+def test_the_deployment_rolls_without_refusing_a_write() -> None:
+    """docs/webhook.md, "Rolling updates": the settings that make a rollout lose no review."""
+    deployment = documents()[("Deployment", "aicr-admission")]
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = parse_args(container["args"])
+    compare(deployment["spec"]["strategy"]["rollingUpdate"], expected={"maxUnavailable": 0, "maxSurge": 1})
+    assert args.shutdown_delay_duration >= 5, args.shutdown_delay_duration  # endpoint propagation
+    assert pod["terminationGracePeriodSeconds"] >= args.shutdown_delay_duration + args.request_timeout + 5
+    assert args.idle_timeout > 90  # kube-apiserver's own idle timeout: the client closes first
+    readiness = container["readinessProbe"]
+    compare((readiness["periodSeconds"], readiness["failureThreshold"]), expected=(2, 1))
+
+
 def test_the_containerfile_builds_every_package_and_runs_the_console_script() -> None:
     text = (ROOT / "aicr_admission" / "Containerfile").read_text()
     lines = [line for line in re.sub(r"\\\n", " ", text).splitlines() if line.strip() and not line.startswith("#")]
