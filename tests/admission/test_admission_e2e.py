@@ -366,6 +366,32 @@ def test_sigterm_fails_readyz_then_drains_and_exits_cleanly(webhook: Webhook, ho
     compare(lines[-2:], expected=["shutting down", "stopped"])
 
 
+def test_metrics_count_reviews_and_kept_connections_through_the_api_server(
+        plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    """60 approvals from 4 writers: 60 reviews counted and timed, over a handful of kept connections."""
+    import admission_load
+
+    set_policy(OPEN)
+    names = [seed.rollout(steps=[], records=[]) for _ in range(60)]
+    before = hook.metrics()
+    load = admission_load.approve(plane, names, writers=4)
+    after = hook.metrics()
+    compare(load.failures, expected=[])
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after[key] - before.get(key, 0.0)
+
+    compare(grew("aicr_admission_reviews_total", action="approve", verdict="allow"), expected=60.0)
+    compare(grew("aicr_admission_review_duration_seconds_count"), expected=60.0)
+    connections = grew("aicr_admission_connections_total")
+    assert connections <= 8, connections  # kept and reused, not one per review
+    compare((after[("aicr_admission_policy_file_ok", ())], after[("aicr_admission_policy_file_age_seconds", ())] < 10),
+            expected=(1.0, True))
+    set_policy(text="not: [a policy file")
+    compare(hook.metrics()[("aicr_admission_policy_file_ok", ())], expected=0.0)
+
+
 def test_sigterm_under_load_loses_no_review_during_the_shutdown_delay(
         plane: testbed.ControlPlane, seed: testbed.Seeder, webhook: Webhook, set_policy: SetPolicy,
         hook: Webhook) -> None:  # `hook` last: it restarts the webhook before set_policy cleans up

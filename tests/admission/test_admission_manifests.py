@@ -58,7 +58,8 @@ def test_the_deployment_runs_the_program_with_flags_it_accepts() -> None:
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     args = parse_args(container["args"])  # a flag the program does not know would raise UsageError
     compare((args.secure_port, args.operator_namespace), expected=(8443, "aicr-system"))
-    compare({p["name"]: p["containerPort"] for p in container["ports"]}, expected={"https": 8443})
+    compare({p["name"]: p["containerPort"] for p in container["ports"]}, expected={"https": 8443, "metrics": 8080})
+    compare(args.metrics_port, expected=8080)
     compare((container["readinessProbe"]["httpGet"]["path"], container["livenessProbe"]["httpGet"]["path"]),
             expected=("/readyz", "/healthz"))
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
