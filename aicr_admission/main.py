@@ -14,7 +14,9 @@ import copy
 import json
 import logging
 import math
+import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -25,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
+    from aicr_admission.audit import EventRecorder
     from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Request, Response
@@ -120,6 +123,8 @@ def parser() -> argparse.ArgumentParser:
                         f"{DEFAULT_METRICS_PORT}; 0 disables)")
     p.add_argument("--policy-refresh-interval", type=seconds, default=2.0, metavar="DURATION",
                    help="how often the policy file is re-read (default 2s)")
+    p.add_argument("--event-queue-size", type=size, default=256, metavar="N",
+                   help="audit Events waiting to be sent; more are dropped and counted (default 256)")
     p.add_argument("--shutdown-delay-duration", type=seconds, default=0.0, metavar="DURATION",
                    help="after SIGTERM, keep serving this long while /readyz fails, each answer closing its "
                         "connection, so endpoints drain (default 0s)")
@@ -154,6 +159,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace, log: JsonLog) -> int:
+    from aicr_admission.audit import EVENTS_PATH, EventRecorder
     from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Limits, Server, ServingCertificate
@@ -187,8 +193,11 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
 
     metrics = Metrics()
     metrics.watch_policy_file(source.health)
+    events = EventRecorder(lambda event: session().create(EVENTS_PATH, event),
+                           lambda path, body: session().patch(path, body), metrics.events_dropped.inc, log,
+                           size=args.event_queue_size).start()
     stopping, stop = threading.Event(), threading.Event()
-    webhook = Webhook(source, read_assessment, log, stopping, metrics)
+    webhook = Webhook(source, read_assessment, log, stopping, metrics, events)
     limits = Limits(args.request_timeout, args.tls_handshake_timeout, args.max_request_bytes,
                     args.max_requests_inflight, args.max_connections, args.idle_timeout)
     try:
@@ -217,6 +226,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     log("serving", address=args.bind_address, port=server.port, metricsPort=metrics_port, namespace=namespace,
         state=source.state())
     server.serve(stop, draining=stopping)  # while stopping: every answer carries Connection: close
+    events.stop()  # what is queued is sent (for at most 2 s)
     metrics.stop()
     log("stopped")
     return 0
@@ -248,18 +258,20 @@ class Webhook:
     """The routes: POST /validate, GET /healthz, GET /readyz."""
 
     def __init__(self, source: PolicySource, read_assessment: Any, log: JsonLog, stopping: threading.Event,
-                 metrics: Metrics) -> None:
+                 metrics: Metrics, events: EventRecorder | None = None) -> None:
         self.source, self.read_assessment, self.log, self.stopping = source, read_assessment, log, stopping
-        self.metrics = metrics
+        self.metrics, self.events = metrics, events
+        self.instance = os.environ.get("POD_NAME") or socket.gethostname()  # the Events' reportingInstance
 
     def routes(self) -> dict[tuple[str, str], Any]:
         return {("POST", "/validate"): self.validate, ("GET", "/healthz"): self.healthz,
                 ("GET", "/readyz"): self.readyz}
 
     def validate(self, request: Request) -> Response:
-        from aicr_admission import review
+        from aicr_admission import audit, review
         from aicr_admission.metrics import labels_of
         from aicr_admission.server import Response
+        from aicr_core.policy import PolicyEngine
 
         try:
             admission = review.request_of(json.loads(request.body))
@@ -267,15 +279,24 @@ class Webhook:
             self.log("bad admission review", level="warning", error=str(err))
             self.metrics.reviewed("other", "error", time.monotonic() - request.started)
             return Response.text(f"bad AdmissionReview: {err}", 400)
-        answer = review.decide(admission, self.source.engine(), self.read_assessment)
+        engine = self.source.engine()
+        answer = review.decide(admission, engine, self.read_assessment)
         now = time.monotonic()
+        # The decision's result, taken at this boundary: metrics, audit annotations, the Event.
         self.metrics.reviewed(*labels_of(answer), now - request.started)
+        active = [s.name for s in engine.active()] if isinstance(engine, PolicyEngine) else []
+        document = answer.response()
+        notes = audit.audit_annotations(answer, active)
+        if notes:
+            document["response"]["auditAnnotations"] = notes
+        if answer.actions and not answer.dry_run and self.events is not None:  # NoneOnDryRun
+            self.events.record(audit.event_of(answer, audit.Regarding.of(admission), active, self.instance,
+                                              datetime.now(timezone.utc)))
         # durationMs: from the request's first byte (a new connection's: its accept, so the TLS handshake too)
-        # to the answer;
-        # decideMs: the decision alone.
+        # to the answer; decideMs: the decision alone.
         self.log("decision", **answer.log_fields(), durationMs=round((now - request.started) * 1000, 1),
                  decideMs=round((now - request.received) * 1000, 1))
-        return Response.json(answer.response())
+        return Response.json(document)
 
     def healthz(self, request: Request) -> Response:
         from aicr_admission.server import Response

@@ -164,8 +164,9 @@ class Webhook:
 
     # -- the cluster side -------------------------------------------------------------------------
     def apply_rbac(self) -> None:
-        """The manifest's ServiceAccount, Role and RoleBinding, exactly as shipped."""
-        docs = [d for d in manifest_documents("50-admission-webhook.yaml") if d["kind"] in RBAC_KINDS]
+        """The manifests' ServiceAccount, Roles and RoleBindings (the policy file's, the Events'), as shipped."""
+        docs = [d for name in ("50-admission-webhook.yaml", "52-admission-events.yaml")
+                for d in manifest_documents(name) if d["kind"] in RBAC_KINDS]
         self.plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
 
     def configuration(self) -> dict[str, Any]:

@@ -39,10 +39,23 @@ DENIED_BY = 'admission webhook "policies.admission.aicr.run" denied the request:
 SetPolicy = Callable[..., None]
 
 
+AUDIT_POLICY = {"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"], "rules": [
+    {"level": "Metadata", "verbs": ["patch", "update"],
+     "resources": [{"group": "operator.aicr.run", "resources": ["runtimerollouts"]}]},
+    {"level": "None"}]}
+
+
 @pytest.fixture(scope="module")
-def admission_plane() -> Iterator[testbed.ControlPlane]:
-    """A control plane for this module only."""
-    yield from started_plane()
+def audit_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("audit") / "audit.log"
+
+
+@pytest.fixture(scope="module")
+def admission_plane(audit_log: Path) -> Iterator[testbed.ControlPlane]:
+    """A control plane for this module only, writing an audit log of rollout writes (Metadata level)."""
+    policy = audit_log.parent / "audit-policy.yaml"
+    policy.write_text(yaml.safe_dump(AUDIT_POLICY))
+    yield from started_plane([f"--audit-policy-file={policy}", f"--audit-log-path={audit_log}"])
 
 
 @pytest.fixture(scope="module")
@@ -350,6 +363,80 @@ def test_the_webhook_can_read_the_policy_file_and_nothing_else(plane: testbed.Co
                   ["get", "runtimerollouts"]):
         proc = subprocess.run([*own, *other], capture_output=True, text=True)
         assert proc.returncode != 0 and "Forbidden" in proc.stderr, (other, proc.stderr)
+
+
+# -- the audit trail -----------------------------------------------------------------------------------
+
+def events_of(plane: testbed.ControlPlane, name: str, count: int, timeout: float = 10) -> list[dict[str, Any]]:
+    """The Events regarding rollout `name` in `default`, once there are `count` (they are sent in the background)."""
+    ends = time.monotonic() + timeout
+    while True:
+        items = json.loads(plane.kubectl("get", "events.v1.events.k8s.io", "-n", "default",
+                                         f"--field-selector=regarding.name={name}", "-o", "json").stdout)["items"]
+        if len(items) >= count or time.monotonic() > ends:
+            return sorted(items, key=lambda e: e["eventTime"])  # type: ignore[no-any-return]
+        time.sleep(0.2)
+
+
+def test_each_decided_write_leaves_one_event_and_a_dry_run_none(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
+    name, dry = seed.rollout(), seed.rollout()
+    refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--override", "change-window")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    refused(raw_patch(plane, "alice", dry, {"approval": approval()}, "--dry-run=server"), DENIED_BY)
+    set_policy(OPEN)
+    proc = as_user(aicr, plane, "bob", "revoke", name, "--reason", "CHG-2 stop")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+
+    denied, overridden, allowed = events_of(plane, name, 3)
+    uid = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]["uid"]
+    compare([(e["action"], e["reason"], e["type"]) for e in (denied, overridden, allowed)], expected=[
+        ("approve", "PolicyDenied", "Warning"), ("approve", "PolicyOverridden", "Warning"),
+        ("revoke", "PolicyAllowed", "Normal")])
+    for event in (denied, overridden, allowed):
+        compare((event["reportingController"], event["regarding"]), expected=("aicr-admission", {
+            "apiVersion": "operator.aicr.run/v1alpha1", "kind": "RuntimeRollout", "name": name, "uid": uid}))
+    assert denied["note"].startswith("alice: approve denied by change-window: [POLICY_DENIED] "), denied["note"]
+    compare(overridden["note"], expected="alice: approve allowed with override of change-window "
+                                         "(policies: change-window)")
+    compare(allowed["note"], expected="bob: revoke allowed (policies: change-window)")
+    compare(events_of(plane, dry, 1, timeout=1.5), expected=[])  # a dry run records nothing
+    compare(hook.metrics()[("aicr_admission_events_dropped_total", ())], expected=0.0)
+
+
+def test_repeated_refusals_are_one_event_with_a_series(plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                                       hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy(CLOSED)
+    name = seed.rollout()
+    for _ in range(3):
+        refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    ends = time.monotonic() + 10
+    while (events := events_of(plane, name, 1)) and (events[0].get("series") or {}).get("count") != 3:
+        assert time.monotonic() < ends, events
+        time.sleep(0.2)
+    compare(len(events), expected=1)
+    compare(events[0]["reason"], expected="PolicyDenied")
+
+
+def test_the_api_servers_audit_log_holds_each_decision_beside_the_request(
+        plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        audit_log: Path) -> None:
+    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
+    name = seed.rollout()
+    refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    override = {"user": "alice", "action": "approve", "policies": ["change-window"], "time": now_plus()}
+    compare(raw_patch(plane, "alice", name, {"approval": approval(), "overrides": [override]}).returncode,
+            expected=0)
+    prefix = "policies.admission.aicr.run/"
+    entries = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    found = [{k.removeprefix(prefix): v for k, v in (e.get("annotations") or {}).items() if k.startswith(prefix)}
+             for e in entries if e.get("objectRef", {}).get("name") == name and e.get("verb") == "patch"
+             and e.get("stage") == "ResponseComplete"]
+    compare(found, expected=[
+        {"verdict": "deny", "actions": "approve", "policies": "change-window"},
+        {"verdict": "allow", "actions": "approve", "policies": "change-window", "overrides": "change-window"}])
 
 
 # -- the process -------------------------------------------------------------------------------------

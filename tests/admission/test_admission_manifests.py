@@ -31,7 +31,7 @@ def documents() -> dict[tuple[str, str], dict[str, Any]]:
 def test_the_webhook_is_registered_fail_closed_for_approver_writes_only() -> None:
     (hook,) = documents()[("ValidatingWebhookConfiguration", "aicr-admission")]["webhooks"]
     compare({k: hook[k] for k in ("failurePolicy", "sideEffects", "admissionReviewVersions")},
-            expected={"failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]})
+            expected={"failurePolicy": "Fail", "sideEffects": "NoneOnDryRun", "admissionReviewVersions": ["v1"]})
     assert 0 < hook["timeoutSeconds"] < 10
     compare([(r["operations"], r["resources"], r["apiGroups"]) for r in hook["rules"]],
             expected=[(["UPDATE"], ["runtimerollouts"], ["operator.aicr.run"])])  # not runtimerollouts/status
@@ -50,6 +50,20 @@ def test_its_service_account_may_read_the_policy_file_and_nothing_more() -> None
     compare(docs[("RoleBinding", "aicr-admission-policy-reader")]["subjects"],
             expected=[{"kind": "ServiceAccount", "name": "aicr-admission", "namespace": "aicr-system"}])
     assert not any(kind in ("ClusterRole", "ClusterRoleBinding") for kind, _ in docs)
+
+
+def test_the_webhook_may_record_events_in_default_and_approvers_may_read_them() -> None:
+    docs = documents()
+    compare(docs[("Role", "aicr-admission-event-recorder")]["rules"], expected=[
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}])
+    compare(docs[("Role", "aicr-approver-event-reader")]["rules"], expected=[
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["get", "list", "watch"]}])
+    compare({name: (doc["metadata"]["namespace"], doc["subjects"]) for (kind, name), doc in docs.items()
+             if kind == "RoleBinding" and name.endswith(("event-recorder", "event-reader"))}, expected={
+        "aicr-admission-event-recorder": ("default", [
+            {"kind": "ServiceAccount", "name": "aicr-admission", "namespace": "aicr-system"}]),
+        "aicr-approver-event-reader": ("default", [
+            {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "aicr:approvers"}])})
 
 
 def test_the_deployment_runs_the_program_with_flags_it_accepts() -> None:
