@@ -420,6 +420,32 @@ def test_repeated_refusals_are_one_event_with_a_series(plane: testbed.ControlPla
     compare(events[0]["reason"], expected="PolicyDenied")
 
 
+def test_describe_ends_with_the_rollouts_events_for_an_approver_and_none_for_a_viewer(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy(CLOSED)
+    name = seed.rollout()
+    for _ in range(2):
+        refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    ends = time.monotonic() + 10
+    while (events_of(plane, name, 1)[0].get("series") or {}).get("count") != 2:
+        assert time.monotonic() < ends
+        time.sleep(0.2)
+    proc = as_user(aicr, plane, "bob", "describe", name)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    tail = proc.stdout.split("\nEvents:\n", 1)[1].splitlines()
+    compare(tail[0].split(), expected=["Type", "Reason", "Age", "From", "Message"])
+    (row,) = tail[1:]
+    assert row.startswith("  Warning  PolicyDenied  ") and " (x2 over " in row, row
+    assert "  aicr-admission  alice: approve denied by change-window: [POLICY_DENIED] " in row, row
+    doc = json.loads(as_user(aicr, plane, "bob", "describe", name, "-o", "json").stdout)
+    compare([(e["reason"], e["action"], e["from"], e["count"]) for e in doc["events"]],
+            expected=[("PolicyDenied", "approve", "aicr-admission", 2)])
+    viewer = as_user(aicr, plane, "victor", "describe", name)  # may not list Events: none, no warning
+    compare((viewer.returncode, "Events" in viewer.stdout, viewer.stderr), expected=(0, False, ""))
+    hidden = as_user(aicr, plane, "bob", "describe", name, "--show-events=false", "-o", "json")
+    compare(json.loads(hidden.stdout)["events"], expected=None)
+
+
 def test_the_api_servers_audit_log_holds_each_decision_beside_the_request(
         plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
         audit_log: Path) -> None:
