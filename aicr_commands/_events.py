@@ -9,6 +9,7 @@ and no warning.
 """
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,12 +24,22 @@ RECENT = 20  # at most this many, the latest
 
 
 def start_reading(cluster: Cluster, rollout: str) -> Callable[[], list[dict[str, Any]] | None]:
-    """Start the read; the function returned waits for it: the Events oldest first, or None if unreadable."""
+    """Start the read; the function returned waits for it: the Events oldest first, or None if unreadable.
+
+    The thread reads on a copy of the session with a deadline of its own (the
+    same time left): a Deadline arms its alarm in the main thread only, and
+    counts who holds it, so sharing one would disarm the command's. The wait
+    for the result is bounded by the command's deadline: never longer.
+    """
+    from aicr_core.deadline import Deadline
+
     found: list[list[dict[str, Any]] | None] = [None]
+    session = copy.copy(cluster)
+    session.deadline = Deadline(cluster.deadline.remaining())
 
     def read() -> None:
         try:
-            items, _ = cluster.list(EVENTS_PATH, {"fieldSelector": f"regarding.name={rollout}"})
+            items, _ = session.list(EVENTS_PATH, {"fieldSelector": f"regarding.name={rollout}"})
         except AicrError:
             return
         found[0] = recent(items)
@@ -37,7 +48,8 @@ def start_reading(cluster: Cluster, rollout: str) -> Callable[[], list[dict[str,
     thread.start()
 
     def result() -> list[dict[str, Any]] | None:
-        thread.join()
+        left = cluster.deadline.remaining() if cluster.deadline.bounded else None
+        thread.join(left)
         return found[0]
 
     return result

@@ -63,8 +63,8 @@ class Describe(AicrCommand):
 
             return Stream(watch(_rollouts.connect(args, Deadline(math.inf)), args))
         cluster = _rollouts.connect(args)
-        events = _events.start_reading(cluster, args.rollout) if args.show_events else None  # beside the reads
         rollout = _rollouts.read_rollout(cluster, args.rollout)
+        events = _events.start_reading(cluster, args.rollout) if args.show_events else None  # beside the report
         assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
         description = describe(rollout, assessment)
         description["events"] = events() if events is not None else None
