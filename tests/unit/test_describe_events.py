@@ -10,6 +10,7 @@ from testfixtures import compare
 
 from aicr_commands import _events
 from aicr_commands.describe import _boolean
+from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
 from aicr_renderers.layouts import events_lines
 
@@ -34,6 +35,8 @@ def test_events_are_ordered_by_last_seen_and_cut_to_the_latest() -> None:
 
 
 class Refusing:
+    deadline = Deadline(5)
+
     def list(self, path: str, params: dict[str, str]) -> tuple[list[dict[str, Any]], str]:
         raise AicrError(Code.FORBIDDEN, "events is forbidden")
 
