@@ -220,6 +220,9 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
         log("shutting down", signal=signal.Signals(signum).name, delaySeconds=args.shutdown_delay_duration)
         threading.Timer(args.shutdown_delay_duration, stop.set).start()
 
+    # The event loop hands each review to a worker thread and takes the answer back: with CPython's default
+    # 5 ms GIL switch interval, either side may wait up to that for the other at every hand-over.
+    sys.setswitchinterval(0.0005)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     source.start(stop)

@@ -248,6 +248,7 @@ class Server:
         reader = asyncio.StreamReader(limit=MAX_HEAD)
         protocol = asyncio.StreamReaderProtocol(reader)
         try:
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # asyncio sets it only on sockets it accepts
             transport, _ = await loop.connect_accepted_socket(
                 lambda: protocol, raw, ssl=self.context(),
                 ssl_handshake_timeout=min(self.limits.handshake_timeout, self.limits.request_timeout))
@@ -367,9 +368,11 @@ class Server:
                    ("Server", "aicr-admission")]
         if close:
             headers.append(("Connection", "close"))
-        writer.write(http.send(h11.Response(status_code=response.status, headers=headers)) or b"")
-        writer.write(http.send(h11.Data(data=response.body)) or b"")
-        writer.write(http.send(h11.EndOfMessage()) or b"")
+        # One write, so one TLS record and one TCP segment where it fits: a head and a body sent apart would
+        # wait for the client's delayed ACK (Nagle's algorithm; TCP_NODELAY is set too, see _connection).
+        writer.write(b"".join(http.send(event) or b"" for event in (
+            h11.Response(status_code=response.status, headers=headers), h11.Data(data=response.body),
+            h11.EndOfMessage())))
         left = deadline - time.monotonic()
         try:
             if left <= 0:

@@ -27,8 +27,11 @@ class Load:
 
 
 def approve(plane: testbed.ControlPlane, names: list[str], writers: int,
-            until: Callable[[], bool] = lambda: False) -> Load:
-    """PATCH an approval into each of `names`, `writers` at a time (as alice and bob in turn)."""
+            until: Callable[[], bool] = lambda: False, pace: float = 0.0) -> Load:
+    """PATCH an approval into each of `names`, `writers` at a time (as alice and bob in turn).
+
+    `pace`: seconds each writer waits after each write, for a steady rate that lasts (a SIGTERM mid-run).
+    """
     from aicr_core import kube
     from aicr_core import operator_api as api
     from aicr_core.deadline import Deadline
@@ -57,6 +60,8 @@ def approve(plane: testbed.ControlPlane, names: list[str], writers: int,
                 load.latencies.append((time.perf_counter() - started) * 1000)
                 load.written.append(name)
                 load.finished.append(time.monotonic())
+            if pace:
+                time.sleep(pace)
 
     pool = [threading.Thread(target=writer, args=("alice" if i % 2 else "bob",)) for i in range(writers)]
     for thread in pool:

@@ -522,7 +522,7 @@ def test_sigterm_under_load_loses_no_review_during_the_shutdown_delay(
     hook.restarted = True
     hook.restart("--shutdown-delay-duration=5s")
     assert hook.proc is not None
-    names = [seed.rollout(steps=[], records=[]) for _ in range(400)]
+    names = [seed.rollout(steps=[], records=[]) for _ in range(600)]
     signalled: list[float] = []
 
     def until() -> bool:
@@ -536,7 +536,7 @@ def test_sigterm_under_load_loses_no_review_during_the_shutdown_delay(
 
     killer = threading.Thread(target=terminate)
     killer.start()
-    load = admission_load.approve(plane, names, writers=6, until=until)
+    load = admission_load.approve(plane, names, writers=6, until=until, pace=0.05)  # steady: ~100/s at most
     killer.join()
     compare(hook.proc.wait(timeout=20), expected=0)
     compare(load.failures, expected=[])

@@ -327,6 +327,20 @@ def test_connections_are_kept_and_an_idle_one_holds_no_worker(pki: dict[str, Pat
         compare(len(web.calls), expected=11)
 
 
+def test_answers_on_a_kept_connection_never_wait_for_a_delayed_ack(pki: dict[str, Path]) -> None:
+    """Head and body in one segment, TCP_NODELAY: not the 40 ms of Nagle's algorithm against a delayed ACK."""
+    import statistics
+
+    with running(pki, Limits()) as web:
+        with web.connect() as sock:
+            took = []
+            for _ in range(40):
+                started = time.perf_counter()
+                compare(exchange(sock, body=b'{"x": "' + b"y" * 2000 + b'"}')[0], expected=200)
+                took.append(time.perf_counter() - started)
+    assert statistics.median(took) < 0.015, sorted(took)
+
+
 def test_an_idle_connection_is_closed_after_the_idle_timeout(pki: dict[str, Path]) -> None:
     with running(pki, Limits(idle_timeout=0.5)) as web:
         with web.connect() as sock:
