@@ -607,7 +607,8 @@ def demo(webhook: bool = False) -> int:
         if hook is not None:
             print(f"\nAdmission webhook aicr-admission at {hook.url}/validate, registered with the API server "
                   f"(ValidatingWebhookConfiguration aicr-admission); its log (one JSON line per decision): "
-                  f"{hook.log_path}; its metrics: http://127.0.0.1:{hook.metrics_port}/metrics")
+                  f"{hook.log_path}")
+            print(f"Its metrics (Prometheus text): http://127.0.0.1:{hook.metrics_port}/metrics")
         print(f"\n$ kubectl aicr describe {names['waiting']}\n", flush=True)
         subprocess.run(["kubectl", "aicr", "describe", names["waiting"],
                         f"--kubeconfig={plane.kubeconfig_for('alice')}"])
