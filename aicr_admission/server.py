@@ -270,6 +270,8 @@ class Server:
         except OSError as err:
             self.log("connection dropped", level="warning", peer=where, error=str(err) or type(err).__name__,
                      afterMs=round((time.monotonic() - started) * 1000))
+        except Exception as err:  # noqa: BLE001 - a bug ends this connection, never the server
+            self.log("connection failed", level="error", peer=where, error=f"{type(err).__name__}: {err}")
         finally:
             await _close(writer, graceful)
 
