@@ -35,7 +35,8 @@ def test_events_are_ordered_by_last_seen_and_cut_to_the_latest() -> None:
 
 
 class Refusing:
-    deadline = Deadline(5)
+    def __init__(self) -> None:
+        self.deadline = Deadline(5)
 
     def list(self, path: str, params: dict[str, str]) -> tuple[list[dict[str, Any]], str]:
         raise AicrError(Code.FORBIDDEN, "events is forbidden")
