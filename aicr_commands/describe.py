@@ -10,6 +10,7 @@ from aicr_commands import _events, _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
+from aicr_core.flags import BoolFlag
 from aicr_core.result import Result, Stream
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class Describe(AicrCommand):
         _rollouts.add_rollout_argument(parser)
         parser.add_argument("-w", "--watch", action="store_true",
                             help="print again after each change of the rollout, until it ends (Ctrl-C stops)")
-        parser.add_argument("--show-events", type=_boolean, nargs="?", const=True, default=True, metavar="BOOL",
+        parser.add_argument("--show-events", action=BoolFlag, default=True,
                             help="end with the rollout's recent Events, as the admission webhook records them "
                                  "(default true; --show-events=false leaves them out; not with --watch)")
 
@@ -72,14 +73,6 @@ class Describe(AicrCommand):
         description["events"] = events() if events is not None else None
         return Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
 
-
-def _boolean(text: str) -> bool:
-    """`true` or `false`, as kubectl's boolean flags take them (`--show-events=false`)."""
-    if text.lower() in ("true", "1", "yes"):
-        return True
-    if text.lower() in ("false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
 
 
 def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:

@@ -1,7 +1,6 @@
 """describe's Events section: the Events read, their document, and the text as `kubectl describe` ends."""
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from typing import Any
 
@@ -9,7 +8,6 @@ import pytest
 from testfixtures import compare
 
 from aicr_commands import _events
-from aicr_commands.describe import _boolean
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
 from aicr_renderers.layouts import events_lines
@@ -57,8 +55,3 @@ def test_the_text_ends_as_kubectl_describe_does(monkeypatch: pytest.MonkeyPatch)
                       "  Type     Reason        Age               From            Message",
                       "  Warning  PolicyDenied  5m (x3 over 10m)  aicr-admission  alice: PolicyDenied"])
 
-
-def test_show_events_takes_true_or_false() -> None:
-    compare([_boolean(t) for t in ("true", "False", "1", "no")], expected=[True, False, True, False])
-    with pytest.raises(argparse.ArgumentTypeError):
-        _boolean("maybe")
