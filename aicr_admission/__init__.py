@@ -9,8 +9,10 @@ for every write that adds an approval, a revocation or an acknowledgement:
   CEL cannot make;
 - `policy_source`: the cluster's policy file, re-read in the background so a
   change takes effect within seconds, without a restart;
-- `server`: the HTTPS server (the standard library's, with the time and size
-  limits it lacks; docs/webhook.md, "Why the standard library's server", says why);
+- `server`: the HTTPS server (an asyncio event loop and h11, with the time and
+  size limits neither has; docs/webhook.md, "Choosing the server", says why);
+- `metrics`, `audit`: its Prometheus metrics, and the auditAnnotations and
+  Events it records of each decision (docs/webhook.md);
 - `main`: the command line (flags named as Kubernetes components name them),
   structured logs, signals.
 """
