@@ -5,8 +5,8 @@ import argparse
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands import _rollouts
-from aicr_core import clock
+from aicr_commands import _fleet, _rollouts
+from aicr_core import clock, fleet
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
 from aicr_core.result import Result
@@ -44,8 +44,8 @@ class List(AicrCommand):
       # Every rollout, ended ones too, with transitions and step counts
       kubectl aicr list --all -o wide
 
-      # Names only, for a script
-      kubectl aicr list --pending -o name
+      # Across the kubeconfig's clusters, names only (CONTEXT/runtimerollout.operator.aicr.run/NAME)
+      kubectl aicr list --contexts 'gpu-*,!gpu-lab-*' --pending -o name
 
     Codes:
       NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)
@@ -63,8 +63,11 @@ class List(AicrCommand):
         parser.add_argument("--pending", action="store_true",
                             help="only rollouts waiting for a person: AwaitingApproval with no approval yet, or "
                                  "AwaitingAcknowledgement of a release nobody has acknowledged")
+        fleet.add_selection_flags(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        if _fleet.read_form(args):
+            return _fleet.gathered(self, _fleet.read(self, args), "RolloutList", items_of=_fleet.each_item)
         from concurrent.futures import ThreadPoolExecutor
 
         from aicr_core import kube

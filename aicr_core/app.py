@@ -125,7 +125,7 @@ class AicrApp(App):
         renderer = self.load_renderer(args.output)  # before the command: never write, then fail to print
         result, exit_code = command.run(args)
         if isinstance(result, Stream):
-            self.render_stream(result, renderer, args.output)
+            return self.render_stream(result, renderer, args.output) or exit_code
         else:
             self.show(self.render(renderer, args.output, result), result)
         return exit_code
@@ -137,14 +137,15 @@ class AicrApp(App):
         self.stdout.write(output)
         self.stdout.flush()
 
-    def render_stream(self, stream: Stream, renderer: Renderer, name: str) -> None:
+    def render_stream(self, stream: Stream, renderer: Renderer, name: str) -> int:
         """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator.
 
         Progress lines go to stderr as they come. Each result is checked and rendered whole before
-        any of it is written, as a single result is.
+        any of it is written, as a single result is. Returns the last result's exit code (a stream
+        that ends in a summary, as `approve --waves` does, exits as the summary says).
         """
         redraw = self.stdout.isatty()
-        shown = 0
+        shown = last_exit = 0
         for item in stream:
             if isinstance(item, Progress):
                 self.stderr.write(safe(str(item.message), allow_newlines=False) + "\n")
@@ -158,6 +159,8 @@ class AicrApp(App):
                 self.stdout.write(CLEAR_SCREEN if redraw else renderer.separator)
             self.show(output, item)
             shown += 1
+            last_exit = item.exit_code
+        return last_exit
 
     @staticmethod
     def render(renderer: Renderer, name: str, result: Result) -> str:

@@ -356,3 +356,12 @@ def _kill(process: subprocess.Popen[str], interactive: bool) -> None:
 
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def merged_context_names(kubeconfig: str | None) -> list[str]:
+    """The context names of the kubeconfig, merged as kubectl merges its files, in their order."""
+    files, source = _files(kubeconfig)
+    if not files:
+        raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
+                        "pass --kubeconfig or set KUBECONFIG")
+    return [str(node.value["name"]) for node in _merge(files)["contexts"]]
