@@ -81,9 +81,14 @@ def run_single(command: AicrCommand, args: argparse.Namespace, turn: Turn, **cha
     return Result(result.kind, result.data, result.exit_code, result.names, warnings)
 
 
+def one_line(err: AicrError) -> str:
+    """An error's message and its detail lines (a policy's refusal says why there), as one line."""
+    return f"{err.message}: {'; '.join(err.details)}" if err.details else err.message
+
+
 def error_entry(outcome: Outcome[Any]) -> dict[str, Any]:
     assert outcome.error is not None
-    return {"context": outcome.context, "code": str(outcome.error.code), "message": outcome.error.message}
+    return {"context": outcome.context, "code": str(outcome.error.code), "message": one_line(outcome.error)}
 
 
 def report_errors(command: AicrCommand, outcomes: list[Outcome[Any]]) -> None:

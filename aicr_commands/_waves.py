@@ -231,8 +231,7 @@ class _Run:
     def ready(self, wave: Wave, contexts: list[str]) -> Iterator[Progress]:
         for outcome in self.selection.run(runtime_ready, contexts):
             name = self.items[outcome.context].get("rollout")
-            if outcome.value is None:
-                assert outcome.error is not None
+            if outcome.error is not None:
                 why = f"ClusterRuntime not checked: {outcome.error.message}"
                 self.settle(outcome.context, FAILED, None, str(outcome.error.code), why)
             elif outcome.value:
@@ -263,8 +262,8 @@ def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
     raise AicrError(Code.UNAVAILABLE, f"the watch of rollout {rollout.name} ended")  # follow never ends by itself
 
 
-def runtime_ready(turn: Turn) -> str | None:
-    """None when the ClusterRuntime's Ready condition is True; else why not."""
+def runtime_ready(turn: Turn) -> str:
+    """Empty when the ClusterRuntime's Ready condition is True; else why not."""
     from aicr_commands._rollouts import get_object
     from aicr_core import operator_api as api
 
@@ -273,7 +272,7 @@ def runtime_ready(turn: Turn) -> str | None:
     conditions: list[Any] = status["conditions"] if isinstance(status.get("conditions"), list) else []
     ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)
     if ready is not None and ready.get("status") == "True":
-        return None
+        return ""
     if ready is None:
         return f"ClusterRuntime {api.RUNTIME_NAME} reports no Ready condition after the soak"
     detail = ": ".join(str(ready[k]) for k in ("reason", "message") if ready.get(k))
