@@ -50,8 +50,8 @@ def plan_form(args: argparse.Namespace, command: str, target: str | None) -> boo
             raise UsageError(f"{given[0]} needs --plan DIGEST in place of ROLLOUT")
         raise UsageError("the following arguments are required: ROLLOUT")
     if not fleet.selected(args):
-        raise UsageError("--plan needs --contexts, --all-contexts"
-                         + (" or --waves" if hasattr(args, "waves") else "") + ": it picks the rollout per cluster")
+        choices = "--contexts, --all-contexts or --waves" if hasattr(args, "waves") else "--contexts or --all-contexts"
+        raise UsageError(f"--plan needs {choices}: it picks the rollout per cluster")
     fleet.check_selection(args)
     return True
 

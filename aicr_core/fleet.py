@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_PARALLEL = 16
-GRACE_SECONDS = 0.5  # how long past its deadline a cluster's worker may take to report before it is left behind
+GRACE_SECONDS = 0.2  # how long past its deadline a cluster's worker may take to report before it is left behind
+CLUSTER_CALLS = "the API calls of this cluster"  # what a TIMEOUT names (after `context NAME: `)
 PLAN_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 # The connection flags each cluster's own kubeconfig entry decides (argparse dest, flag name).
 PER_CLUSTER_FLAGS = (("server", "--server"), ("token", "--token"), ("user", "--user"), ("cluster", "--cluster"),
@@ -332,7 +333,7 @@ class Fleet:
                     left -= 1
                     start_worker()  # the overdue one's worker is stuck: the others keep their turn
                     assert job.deadline is not None
-                    yield Outcome(job.context, error=job.deadline.expired(f"context {job.context}: its calls"))
+                    yield Outcome(job.context, error=job.deadline.expired(CLUSTER_CALLS))
                 continue
             if isinstance(event, Outcome):
                 left -= 1
@@ -362,7 +363,7 @@ class Fleet:
             reports.put(Note(job.context, message))
 
         try:
-            with deadline.enforced(f"context {job.context}: its calls"):
+            with deadline.enforced(CLUSTER_CALLS):
                 cluster = self.session(job.context, deadline)
                 return Outcome(job.context, value=job.work(Turn(job.context, cluster, note)))
         except AicrError as err:
