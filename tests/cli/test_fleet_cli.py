@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import time
@@ -19,8 +20,8 @@ import pytest
 from testfixtures import compare
 
 import testbed
-from support.fake_apiserver import FakeApiServer, Respond, Trickle, fake_apiserver
-from support.harness import Aicr, error_line
+from support.fake_apiserver import FakeApiServer, Respond, Silent, Trickle, fake_apiserver
+from support.harness import Aicr, complete, error_line, words
 
 PLAN = "sha256:" + "ab" * 32
 CONTEXTS = ("gpu-lab-1", "gpu-eu-1", "gpu-eu-2", "cpu-dev")
@@ -201,3 +202,41 @@ def test_a_hung_cluster_times_out_alone_within_its_deadline(aicr: Aicr, tmp_path
         compare(behind_plugin.requests, expected=[])
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
     compare(left, expected="", suffix="the plugin's children were left running")
+
+
+# -- completion and clean-up ------------------------------------------------------------------------------
+
+def test_contexts_complete_context_names_entry_by_entry(aicr: Aicr, kubeconfig: Path) -> None:
+    candidates, directive = complete(aicr, "list", "--contexts", "gpu-", kubeconfig=kubeconfig)
+    compare((words(candidates), directive), expected=(["gpu-lab-1", "gpu-eu-1", "gpu-eu-2"], ":6"))  # no space
+    candidates, _ = complete(aicr, "approve", "--contexts", "gpu-lab-1,!gpu-e", kubeconfig=kubeconfig)
+    compare(words(candidates), expected=["gpu-lab-1,!gpu-eu-1", "gpu-lab-1,!gpu-eu-2"])
+    candidates, _ = complete(aicr, "list", "--contexts=cpu-dev,", kubeconfig=kubeconfig)
+    compare(words(candidates), expected=[f"--contexts=cpu-dev,{c}" for c in CONTEXTS[:3]])
+
+
+def test_sigterm_leaves_no_credential_file_of_any_cluster(kubectl: str, tmp_path: Path) -> None:
+    """Each cluster's key data goes to private temporary files; a terminated fleet command removes them all."""
+    from support.harness import aicr_env
+
+    dirs = [tmp_path / d for d in ("a", "b")]
+    for d in dirs:
+        d.mkdir()
+    with fake_apiserver(dirs[0], [Silent()]) as one, fake_apiserver(dirs[1], [Silent()]) as two:
+        entries = {}
+        for name, server in (("one", one), ("two", two)):
+            pair = server.client_certificate(f"mallory-{name}")
+            entries[name] = (server, {"client-certificate-data": testbed.b64(pair.cert_pem),
+                                      "client-key-data": testbed.b64(pair.key_pem)})
+        kc = fleet_kubeconfig(tmp_path / "kc", entries)
+        tmp = tmp_path / "tmp"
+        tmp.mkdir()
+        proc = subprocess.Popen([kubectl, "aicr", "version", "--all-contexts"], env=aicr_env(tmp_path, kc,
+                                TMPDIR=str(tmp)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while not (one.accepted and two.accepted) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert one.accepted and two.accepted and len(list(tmp.iterdir())) >= 4, list(tmp.iterdir())
+        proc.send_signal(signal.SIGTERM)  # kubectl execs the plugin: this is its process
+        _, stderr = proc.communicate(timeout=20)
+    compare((sorted(p.name for p in tmp.iterdir()), "Traceback" in stderr), expected=([], False))

@@ -373,3 +373,71 @@ def test_a_soak_whose_runtime_is_not_ready_fails_the_cluster(aicr: Aicr, fleet: 
     assert "not Ready after the soak" in document["items"][0]["message"], document
     for line in ("wave canary: soak started (1s)", "wave canary: soak done", "wave eu: soak done"):
         assert line in proc.stderr, (line, proc.stderr)
+
+
+def test_a_dry_run_of_waves_shows_each_wave_and_writes_nothing(aicr: Aicr, fleet: Fleet, tmp_path: Path) -> None:
+    digest, names = fleet.seed_plan()
+    proc = aicr("approve", "--plan", digest, "--waves", str(waves_file(tmp_path, WAVES)), "--reason", "CHG-7",
+                "--dry-run=server", "-o", "json", kubeconfig=fleet.kubeconfig)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    document = json.loads(proc.stdout)
+    compare({i["context"]: (i["wave"], i["result"]) for i in document["items"]}, expected={
+        "gpu-lab-1": ("canary", "approved"), "gpu-eu-1": ("eu", "not-started"), "gpu-eu-2": ("eu", "not-started")})
+    assert "server dry run: nothing was written" in document["items"][0]["message"]
+    for context in CONTEXTS:  # each wave, its clusters and their state
+        assert f"{context}: {names[context]} AwaitingApproval, waits for an approval" in proc.stderr, proc.stderr
+    for m in fleet.members:
+        assert "approval" not in rollout_spec(m, names[m.context]), m.context
+
+
+def test_at_a_terminal_it_asks_first(fleet: Fleet, aicr: Aicr) -> None:
+    import os
+    import pty
+
+    digest, names = fleet.seed_plan()
+
+    def answer(text: str) -> tuple[int, str]:
+        main, terminal = pty.openpty()
+        proc = subprocess.Popen([aicr.kubectl, "aicr", "approve", "--contexts", LIVE, "--plan", digest,
+                                 "--reason", "CHG-8"], stdin=terminal, stderr=terminal, stdout=subprocess.PIPE,
+                                env=aicr_env(aicr.home, fleet.kubeconfig), cwd=aicr.cwd, text=True)
+        os.close(terminal)
+        seen = b""
+        ends = time.monotonic() + 60
+        while b"[y/N]" not in seen and time.monotonic() < ends:
+            seen += os.read(main, 4096)
+        os.write(main, text.encode())
+        try:
+            while True:
+                chunk = os.read(main, 4096)
+                if not chunk:
+                    break
+                seen += chunk
+        except OSError:  # the other end closed
+            pass
+        proc.wait(timeout=60)
+        os.close(main)
+        return proc.returncode, seen.decode(errors="replace")
+
+    code, screen = answer("n\n")
+    assert "Approve 3 rollouts in 3 clusters? [y/N]" in screen, screen
+    compare(code, expected=2, suffix=screen)
+    for m in fleet.members:
+        assert "approval" not in rollout_spec(m, names[m.context]), m.context
+    code, screen = answer("y\n")
+    compare(code, expected=0, suffix=screen)
+    for m in fleet.members:
+        compare(rollout_spec(m, names[m.context])["approval"]["user"], expected="alice")
+
+
+def test_plan_completes_the_digests_waiting_in_the_current_context(aicr: Aicr, fleet: Fleet) -> None:
+    from support.harness import complete, words
+
+    digest, _ = fleet.seed_plan()
+    ended = testbed.random_digest()
+    fleet.member("gpu-lab-1").seed.rollout(to=ended, phase="Ended", outcome="Succeeded")
+    candidates, directive = complete(aicr, "approve", "--all-contexts", "--plan", "", kubeconfig=fleet.kubeconfig)
+    assert digest in words(candidates) and ended not in words(candidates), candidates
+    compare(directive, expected=":4")
+    compare(words(complete(aicr, "approve", "--plan", digest[:30], kubeconfig=fleet.kubeconfig)[0]),
+            expected=[digest])
