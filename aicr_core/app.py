@@ -254,9 +254,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return AicrApp().run(list(sys.argv[1:] if argv is None else argv))
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    from aicr_core import fleet
+
+    if fleet.workers_left():  # clusters at work: cleanups run, no thread of theirs is waited for
+        fleet.exit_now(128 + signum)
+    sys.exit(128 + signum)
+
+
 def console_script() -> None:
     # SIGTERM ends the process like an exit, so that cleanups still run: the official client writes
     # kubeconfig key data to private temporary files and removes them only at exit.
-    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-    sys.exit(main())
+    signal.signal(signal.SIGTERM, _terminated)
+    code = main()
+    from aicr_core import fleet
+
+    if fleet.workers_left():  # a cluster's worker still blocked (aicr_core.fleet): the answer is printed, go
+        fleet.exit_now(code)
+    sys.exit(code)
 

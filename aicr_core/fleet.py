@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import queue
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 from aicr_core.errors import AicrError, Code, UsageError
 
@@ -298,6 +300,15 @@ class Fleet:
         guard = threading.Lock()
 
         def worker() -> None:
+            with _LIVE_LOCK:
+                _LIVE.add(threading.current_thread())
+            try:
+                work_through()
+            finally:
+                with _LIVE_LOCK:
+                    _LIVE.discard(threading.current_thread())
+
+        def work_through() -> None:
             while True:
                 try:
                     job = pending.get_nowait()
@@ -370,6 +381,33 @@ class Fleet:
             return Outcome(job.context, error=err)
         except Exception as err:  # noqa: BLE001 - one cluster's bug is that cluster's error, not the fleet's end
             return Outcome(job.context, error=AicrError(Code.INTERNAL, f"{type(err).__name__}: {err} (a bug)"))
+
+
+# -- the end of the process --------------------------------------------------------------------------
+
+_LIVE: set[threading.Thread] = set()  # workers still at a cluster's work (one left behind, or interrupted)
+_LIVE_LOCK = threading.Lock()
+
+
+def workers_left() -> bool:
+    """Whether a cluster's worker is still busy (past its deadline, or cut short by Ctrl-C or an error)."""
+    with _LIVE_LOCK:
+        return any(thread.is_alive() for thread in _LIVE)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process without waiting for the workers left behind: a thread of theirs that the
+    interpreter would join at exit (a ThreadPoolExecutor's, in `list`) could hold the command up to
+    its server's pace. The exit handlers run first: the client's temporary key files are removed."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 # -- completion ------------------------------------------------------------------------------------

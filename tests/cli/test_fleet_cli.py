@@ -240,3 +240,22 @@ def test_sigterm_leaves_no_credential_file_of_any_cluster(kubectl: str, tmp_path
         proc.send_signal(signal.SIGTERM)  # kubectl execs the plugin: this is its process
         _, stderr = proc.communicate(timeout=20)
     compare((sorted(p.name for p in tmp.iterdir()), "Traceback" in stderr), expected=([], False))
+
+
+def test_list_ends_at_a_trickling_clusters_deadline(aicr: Aicr, tmp_path: Path) -> None:
+    """list reads each cluster's reports on a thread of its own: a cluster left behind holds up no exit."""
+    dirs = [tmp_path / d for d in ("a", "b")]
+    for d in dirs:
+        d.mkdir()
+    empty = {"kind": "List", "metadata": {"resourceVersion": "1"}, "items": []}
+    with fake_apiserver(dirs[0], [Respond(200, empty)]) as good, \
+            fake_apiserver(dirs[1], [Trickle(interval=0.5)]) as trickling:
+        kc = fleet_kubeconfig(tmp_path / "kc", {"good": (good, {"token": "t"}),
+                                                "trickling": (trickling, {"token": "t"})})
+        proc = aicr("list", "--all-contexts", "--request-timeout", "2s", "-o", "json", kubeconfig=kc)
+        ended = time.monotonic()
+        compare(proc.returncode, expected=1, suffix=proc.stderr)
+        compare(json.loads(proc.stdout)["errors"], expected=[{
+            "context": "trickling", "code": "TIMEOUT",
+            "message": "the API calls of this cluster did not finish within 2s"}])
+        assert ended - trickling.accepted[0] < 2.5, ended - trickling.accepted[0]
