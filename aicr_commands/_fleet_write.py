@@ -221,7 +221,10 @@ def fleet_result(command: AicrCommand, items: list[dict[str, Any]], warnings: li
         command.app.print_error(AicrError(entry["code"], f"context {entry['context']}: {entry['message']}"))
     bad = stopped or any(i["result"] in (REFUSED, FAILED) for i in items)
     errors = [{"context": i["context"], "code": i["code"], "message": i["message"]} for i in failed]
-    return Result("FleetWrite", {"items": items, "errors": errors}, 1 if bad else 0, warnings=tuple(warnings))
+    from aicr_core import operator_api as api
+
+    names = tuple(f"{i['context']}/{api.rollout_reference(i['rollout'])}" for i in items if i["rollout"])
+    return Result("FleetWrite", {"items": items, "errors": errors}, 1 if bad else 0, names, tuple(warnings))
 
 
 def write(command: AicrCommand, text: str) -> None:

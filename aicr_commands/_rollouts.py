@@ -227,14 +227,16 @@ class RolloutWrite:
     SelfSubjectAccessReviews instead and no write.
     """
 
-    def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None]) -> None:
+    def __init__(self, args: argparse.Namespace, command: str) -> None:
         if getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
             # Trying a file is what --policy-file is for: with a real write, a local file would
             # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
             raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
                              f"or policy check; a real {command} always follows the cluster's policy file")
         self.args, self.command = args, command
-        self.warn = warn  # the app's `warning:` line: a command never writes to stderr itself
+        # The policies' warnings (warn mode, overridden refusals): the command's Result carries them,
+        # so they are printed with the write that followed them, never before a refusal that wrote nothing.
+        self.warnings: list[str] = []
         self.cluster = connect(args)
         self.me = self.cluster.whoami()
         self.rollout = read_rollout(self.cluster, args.rollout)
@@ -243,8 +245,8 @@ class RolloutWrite:
     def check_policies(self, hook: str, now: datetime, **proposed: Any) -> None:
         """Every policy's verdict on the write proposed at `now`; raises POLICY_DENIED or POLICY_ERROR.
 
-        Warnings (policies in warn mode, overridden refusals) go to stderr; an
-        override is kept to be recorded by `write`.
+        Warnings (policies in warn mode, overridden refusals) are kept in
+        `warnings` for the result; an override is kept to be recorded by `write`.
         """
         from aicr_core import operator_api as api
 
@@ -264,8 +266,7 @@ class RolloutWrite:
         refusal = decision.refusal()
         if refusal is not None:
             raise refusal
-        for line in decision.warnings():
-            self.warn(line)
+        self.warnings.extend(decision.warnings())
         if decision.overridden:
             self.override = api.Override(self.me.username, action, tuple(decision.overridden), now)
 
@@ -287,6 +288,10 @@ class RolloutWrite:
             self.cluster.patch(path, patch, dry_run=mode == "server")
             return {"dryRun": mode}
         except AicrError as err:
+            if err.code == Code.TIMEOUT and mode == "none":
+                # The request was sent: the server may have stored it before the answer was lost.
+                raise AicrError(Code.TIMEOUT, f"{err.message}; the {self.command} was sent and may have been "
+                                f"stored: check with kubectl aicr describe {self.rollout.name}", err.details) from None
             if err.code != Code.CONFLICT:
                 raise
         raise explain_conflict(read_rollout(self.cluster, self.rollout.name))

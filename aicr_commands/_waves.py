@@ -104,9 +104,9 @@ class _Run:
         ordered = [self.items[context] for context in self.selection.contexts]
         result = _fleet_write.fleet_result(self.command, ordered, self.warnings, stopped=stopped)
         if exit_code:
-            result = Result(result.kind, result.data, exit_code, warnings=result.warnings)
+            result = Result(result.kind, result.data, exit_code, result.names, result.warnings)
         elif any(i["result"] == FAILED for i in ordered):
-            result = Result(result.kind, result.data, 1, warnings=result.warnings)
+            result = Result(result.kind, result.data, 1, result.names, result.warnings)
         yield result
 
     def progress(self, message: str) -> Progress:

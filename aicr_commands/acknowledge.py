@@ -55,14 +55,15 @@ class Acknowledge(AicrCommand):
             return _fleet_write.fleet_write(self, args, "acknowledge")
         from aicr_core import operator_api as api
 
-        session = _rollouts.RolloutWrite(args, "acknowledge", self.app.warn)
+        session = _rollouts.RolloutWrite(args, "acknowledge")
         rollout = session.rollout
         release = awaited_release(rollout)
         ack = api.Acknowledgement(release, session.me.username, clock.now())
         session.check_policies("aicr_pre_acknowledge", ack.time, acknowledgement=ack)
         written = session.write(api.acknowledgement_patch(rollout, ack), lost_race)
         return Result("Acknowledgement", {"rollout": rollout.name, "release": release, "user": ack.user,
-                                          "time": clock.format_time(ack.time), **written})
+                                          "time": clock.format_time(ack.time), **written},
+                      names=(api.rollout_reference(rollout.name),), warnings=tuple(session.warnings))
 
 
 def awaited_release(rollout: api.Rollout) -> str:

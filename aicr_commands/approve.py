@@ -71,14 +71,15 @@ class Approve(AicrCommand):
 
         reason = check_reason(args, "approve")
         check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call
-        session = _rollouts.RolloutWrite(args, "approve", self.app.warn)
+        session = _rollouts.RolloutWrite(args, "approve")
         rollout = session.rollout
         expires, now = args.expires.delta if args.expires is not None else None, clock.now()
         approval = api.Approval(session.me.username, approval_expiry(rollout, expires, now), reason)
         session.check_policies("aicr_pre_approve", now, approval=approval)
         written = session.write(api.approval_patch(rollout, approval), lost_race)
         return Result("Approval", {"rollout": rollout.name, "user": approval.user,
-                                   "expires": clock.format_time(approval.expires), "reason": reason, **written})
+                                   "expires": clock.format_time(approval.expires), "reason": reason, **written},
+                      names=(api.rollout_reference(rollout.name),), warnings=tuple(session.warnings))
 
 
 def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: datetime) -> datetime:

@@ -59,10 +59,12 @@ class Describe(AicrCommand):
             from aicr_core.deadline import Deadline
 
             return Stream(watch(_rollouts.connect(args, Deadline(math.inf)), args))
+        from aicr_core import operator_api as api
+
         cluster = _rollouts.connect(args)
         rollout = _rollouts.read_rollout(cluster, args.rollout)
         assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
-        return Result("RolloutDescription", describe(rollout, assessment))
+        return Result("RolloutDescription", describe(rollout, assessment), names=(api.rollout_reference(rollout.name),))
 
 
 def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
@@ -169,6 +171,8 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                              for a in r.acknowledgements],
         "overrides": [{"user": o.user, "action": o.action, "policies": list(o.policies), "time": time_or_none(o.time)}
                       for o in r.overrides],
+        "conditions": [{"type": c.type, "status": c.status, "reason": c.reason or None, "message": c.message or None,
+                        "lastTransitionTime": time_or_none(c.last_transition)} for c in r.conditions],
     }
 
 

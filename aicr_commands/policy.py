@@ -29,6 +29,8 @@ class Policy(AicrCommand):
       or error, with its message and the facts it used. Exit 1 when the real
       command would be refused. -o json is a decision record to archive.
       Flags that plugins add to approve (such as --ticket) are not available here.
+      Without --reason, every policy runs but those that read the reason:
+      they show as skipped, and the last line says so.
 
     policy check --plan DIGEST --contexts LIST|--all-contexts [flags as above]
       The same check in each selected cluster, of its open rollout to the
@@ -95,6 +97,7 @@ def validate(path: str) -> Result:
 
 def check(args: argparse.Namespace) -> Result:
     from aicr_core import clock
+    from aicr_core import operator_api as api
 
     if args.target is None:
         raise UsageError("the following arguments are required: ROLLOUT")
@@ -102,6 +105,7 @@ def check(args: argparse.Namespace) -> Result:
         name = _rollouts.object_name(args.target)
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
+    without_reason = args.action in ("approve", "revoke") and args.reason is None
     local = check_inputs(args)
     cluster = _rollouts.connect(args)
     me = cluster.whoami()
@@ -112,15 +116,16 @@ def check(args: argparse.Namespace) -> Result:
     decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, now, **proposed)
     record = decision.record()
     return Result("PolicyDecision", {"rollout": rollout.name, "user": {"username": me.username,
-                                                                      "groups": list(me.groups)}, **record},
-                  exit_code=0 if record["allowed"] else 1)
+                                                                      "groups": list(me.groups)},
+                                     "withoutReason": without_reason, **record},
+                  names=(api.rollout_reference(rollout.name),), exit_code=0 if record["allowed"] else 1)
 
 
 def check_inputs(args: argparse.Namespace) -> tuple[str, str] | None:
     """The flags' bounds and the local policy file, read first: a typo fails before any request."""
     from aicr_core import clock
 
-    if args.action in ("approve", "revoke"):
+    if args.action in ("approve", "revoke") and args.reason is not None:  # without: the reason's policies skip
         check_reason(args, f"policy check --action {args.action}")
     if args.action == "approve":
         check_expires(args, clock.now())  # as approve checks it: before any API call
@@ -131,13 +136,18 @@ def proposed_write(args: argparse.Namespace, rollout: api.Rollout, me: Identity,
     """What the real command would write; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
     from aicr_commands import acknowledge, approve, revoke
     from aicr_core import operator_api as api
+    from aicr_core.policy import without
+
+    def reason_of(write: Any) -> Any:
+        """Without --reason, a policy that reads the reason is skipped (NotGiven), never run on a placeholder."""
+        return write if args.reason is not None else without(write, "reason", "--reason TEXT")
 
     if args.action == "approve":
         expires = args.expires.delta if args.expires is not None else None
-        return {"approval": api.Approval(me.username, approve.approval_expiry(rollout, expires, now),
-                                         str(args.reason))}
+        return {"approval": reason_of(api.Approval(me.username, approve.approval_expiry(rollout, expires, now),
+                                                   str(args.reason or "")))}
     if args.action == "revoke":
         revoke.refuse_revocation(rollout)
-        return {"revocation": api.Revocation(me.username, now, str(args.reason))}
+        return {"revocation": reason_of(api.Revocation(me.username, now, str(args.reason or "")))}
     release = acknowledge.awaited_release(rollout)
     return {"acknowledgement": api.Acknowledgement(release, me.username, now)}

@@ -59,14 +59,15 @@ class Revoke(AicrCommand):
         from aicr_core import operator_api as api
 
         reason = check_reason(args, "revoke")
-        session = _rollouts.RolloutWrite(args, "revoke", self.app.warn)
+        session = _rollouts.RolloutWrite(args, "revoke")
         rollout = session.rollout
         refuse_revocation(rollout)
         revocation = api.Revocation(session.me.username, clock.now(), reason)
         session.check_policies("aicr_pre_revoke", revocation.time, revocation=revocation)
         written = session.write(api.revocation_patch(rollout, revocation), lost_race)
         return Result("Revocation", {"rollout": rollout.name, "user": revocation.user,
-                                     "time": clock.format_time(revocation.time), "reason": reason, **written})
+                                     "time": clock.format_time(revocation.time), "reason": reason, **written},
+                      names=(api.rollout_reference(rollout.name),), warnings=tuple(session.warnings))
 
 
 def refuse_revocation(rollout: api.Rollout) -> None:

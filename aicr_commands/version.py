@@ -51,9 +51,10 @@ class Version(AicrCommand):
             "python": platform.python_version(),
             "kubernetesClient": installed("kubernetes"),
         }, "server": None}
+        client_name = f"clientversion/{data['client']['kubectlAicr'] or 'unknown'}"
         if args.client:
             fleet.refuse_fleet_flags(args, "version --client (it asks no cluster)")
-            return Result("Version", data)
+            return Result("Version", data, names=(client_name,))
         if _fleet.read_form(args):
             return _fleet.gathered(self, _fleet.read(self, args), "VersionList", items_of=_fleet.whole_document)
         from aicr_core import operator_api as api
@@ -79,7 +80,8 @@ class Version(AicrCommand):
             "version": info.get("gitVersion") if isinstance(info.get("gitVersion"), str) else None,
             "operatorAPI": {"groupVersion": group_version, "runtimeRolloutsServed": served},
         }
-        return Result("Version", data, warnings=warnings)
+        server_name = f"serverversion/{data['server']['version'] or 'unknown'}"
+        return Result("Version", data, names=(client_name, server_name), warnings=warnings)
 
 
 def installed(distribution: str) -> str | None:
