@@ -81,22 +81,29 @@ def run_single(command: AicrCommand, args: argparse.Namespace, turn: Turn, **cha
     return Result(result.kind, result.data, result.exit_code, result.names, warnings)
 
 
-def one_line(err: AicrError) -> str:
-    """An error's message and its detail lines (a policy's refusal says why there), as one line."""
-    return f"{err.message}: {'; '.join(err.details)}" if err.details else err.message
+def one_line(err: AicrError, context: str = "") -> str:
+    """An error's message and its detail lines (a policy's refusal says why there), as one line.
+
+    Without a leading `context NAME: `: the fleet names the context itself (a deadline named after
+    its cluster may already start its TIMEOUT message so).
+    """
+    message = err.message.removeprefix(f"context {context}: ") if context else err.message
+    return f"{message}: {'; '.join(err.details)}" if err.details else message
 
 
 def error_entry(outcome: Outcome[Any]) -> dict[str, Any]:
     assert outcome.error is not None
-    return {"context": outcome.context, "code": str(outcome.error.code), "message": one_line(outcome.error)}
+    return {"context": outcome.context, "code": str(outcome.error.code),
+            "message": one_line(outcome.error, outcome.context)}
 
 
 def report_errors(command: AicrCommand, outcomes: list[Outcome[Any]]) -> None:
     """`error: [CODE] context NAME: message` on stderr for each cluster that failed (the app's error line)."""
     for outcome in outcomes:
         if outcome.error is not None:
-            command.app.print_error(AicrError(outcome.error.code, f"context {outcome.context}: "
-                                              f"{outcome.error.message}", outcome.error.details))
+            message = outcome.error.message.removeprefix(f"context {outcome.context}: ")
+            command.app.print_error(AicrError(outcome.error.code, f"context {outcome.context}: {message}",
+                                              outcome.error.details))
 
 
 # -- reading across clusters -------------------------------------------------------------------------

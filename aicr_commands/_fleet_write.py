@@ -58,7 +58,7 @@ def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str,
         word = REFUSED
     else:
         word = FAILED
-    return item(context, word, rollout, str(err.code), _fleet.one_line(err))
+    return item(context, word, rollout, str(err.code), _fleet.one_line(err, context))
 
 
 # -- before any call --------------------------------------------------------------------------------
