@@ -126,6 +126,9 @@ def kubeconfig(path: Path, servers: Sequence[StandIn], plugin: Path | None) -> P
     return path
 
 
+CPU: dict[str, list[float]] = {}  # CPU seconds (user + system) of each command, by its words
+
+
 def run(args: list[str], env: dict[str, str], allow_failure: bool = False) -> tuple[float, int, str]:
     """Wall time, peak RSS (KiB) and stdout of one command (kubectl execs the plugin: its process)."""
     out = Path(env["BENCH_OUT"])
@@ -135,6 +138,7 @@ def run(args: list[str], env: dict[str, str], allow_failure: bool = False) -> tu
         _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
+    CPU.setdefault(" ".join([env["KUBECONFIG"], *args]), []).append(usage.ru_utime + usage.ru_stime)
     if code != 0 and not allow_failure:
         stderr = proc.stderr.read().decode()[-800:] if proc.stderr else ""
         raise SystemExit(f"{' '.join(args)} failed ({code}): {stderr}")
@@ -217,15 +221,23 @@ def main() -> int:
         t16, rss16 = plain["fleet16"]
         e1, _ = with_exec["one"]
         e50, erss50 = with_exec["fleet50"]
-        print(f"\n  {'command':<56} {'median':>8} {'vs one':>7} {'peak RSS':>9} {'vs one':>7}")
-        for label, seconds, rss, ref_t, ref_rss in [
-                ("list --context c00 (one cluster)", t1, rss1, t1, rss1),
-                (f"list --all-contexts --parallel {n}", t50, rss50, t1, rss1),
-                ("list --all-contexts (default --parallel 16)", t16, rss16, t1, rss1),
-                ("exec plugins 300 ms: list --context c00", e1, with_exec["one"][1], e1, with_exec["one"][1]),
-                (f"exec plugins 300 ms: list --all-contexts --parallel {n}", e50, erss50, e1, with_exec["one"][1])]:
-            print(f"  {label:<56} {seconds * 1000:>6.0f}ms {seconds / ref_t:>6.2f}x {rss / 1024:>6.0f} MiB "
-                  f"{rss / ref_rss:>6.2f}x")
+        def cpu(args: list[str], kubeconfig: str = env["KUBECONFIG"]) -> float:
+            return statistics.median(CPU[" ".join([kubeconfig, "kubectl-aicr", *args[2:]])])
+
+        print(f"\n  {'command':<56} {'median':>8} {'vs one':>7} {'CPU':>7} {'peak RSS':>9} {'vs one':>7}")
+        exec_kc = exec_env["KUBECONFIG"]
+        for label, cpu_s, seconds, rss, ref_t, ref_rss in [
+                ("list --context c00 (one cluster)", cpu(one), t1, rss1, t1, rss1),
+                (f"list --all-contexts --parallel {n}", cpu(fleet50), t50, rss50, t1, rss1),
+                ("list --all-contexts (default --parallel 16)", cpu(fleet16), t16, rss16, t1, rss1),
+                ("exec plugins 300 ms: list --context c00", cpu(one, exec_kc), e1, with_exec["one"][1], e1,
+                 with_exec["one"][1]),
+                (f"exec plugins 300 ms: list --all-contexts --parallel {n}", cpu(fleet50, exec_kc), e50, erss50, e1,
+                 with_exec["one"][1])]:
+            print(f"  {label:<56} {seconds * 1000:>6.0f}ms {seconds / ref_t:>6.2f}x {cpu_s * 1000:>5.0f}ms "
+                  f"{rss / 1024:>6.0f} MiB {rss / ref_rss:>6.2f}x")
+        print(f"  (CPU: user + system of the plugin's process, median; the machine's load average when done: "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         rounds16 = -(-n // 16)
         print(f"\n  The default --parallel 16 works {n} clusters in {rounds16} rounds of at most 16: "
               f"{t16 * 1000:.0f} ms, {(t16 - t50) * 1000 / max(rounds16 - 1, 1):.0f} ms a round more than all at once.")
