@@ -259,3 +259,22 @@ def test_list_ends_at_a_trickling_clusters_deadline(aicr: Aicr, tmp_path: Path) 
             "context": "trickling", "code": "TIMEOUT",
             "message": "the API calls of this cluster did not finish within 2s"}])
         assert ended - trickling.accepted[0] < 2.5, ended - trickling.accepted[0]
+
+
+def test_impersonation_and_the_request_timeout_apply_to_every_cluster(aicr: Aicr, tmp_path: Path) -> None:
+    dirs = [tmp_path / d for d in ("a", "b")]
+    for d in dirs:
+        d.mkdir()
+    script = [Respond(200, VERSION), Respond(200, DISCOVERY)]
+    with fake_apiserver(dirs[0], script) as one, fake_apiserver(dirs[1], script) as two:
+        kc = fleet_kubeconfig(tmp_path / "kc", {"one": (one, {"token": "t1"}), "two": (two, {"token": "t2"})})
+        proc = aicr("version", "--all-contexts", "--as", "bob", "--as-group", "aicr:approvers", "--as-group", "x",
+                    "--request-timeout", "7s", kubeconfig=kc)
+        compare(proc.returncode, expected=0, suffix=proc.stderr)
+        for server, token in ((one, "t1"), (two, "t2")):
+            compare(len(server.requests), expected=2)
+            for request in server.requests:
+                headers = [(n.lower(), v) for n, v in request.headers]
+                assert ("impersonate-user", "bob") in headers, headers
+                compare([v for n, v in headers if n == "impersonate-group"], expected=["aicr:approvers", "x"])
+                assert ("authorization", f"Bearer {token}") in headers  # each cluster's own credentials

@@ -441,3 +441,58 @@ def test_plan_completes_the_digests_waiting_in_the_current_context(aicr: Aicr, f
     compare(directive, expected=":4")
     compare(words(complete(aicr, "approve", "--plan", digest[:30], kubeconfig=fleet.kubeconfig)[0]),
             expected=[digest])
+
+
+def test_waves_follow_a_rollout_through_its_acknowledgement(aicr: Aicr, fleet: Fleet, tmp_path: Path) -> None:
+    digest, names = fleet.seed_plan()
+    canary = fleet.member("gpu-lab-1")
+    set_ready(canary, "True")
+
+    def operator() -> None:
+        ends = time.monotonic() + 60
+        while time.monotonic() < ends and not rollout_spec(canary, names["gpu-lab-1"]).get("approval"):
+            time.sleep(0.2)
+        canary.seed.set_rollout_status(names["gpu-lab-1"], {
+            "phase": "AwaitingAcknowledgement", "awaitingRelease": "nvsentinel", "message": "waiting"})
+        while time.monotonic() < ends and not rollout_spec(canary, names["gpu-lab-1"]).get("acknowledgements"):
+            time.sleep(0.2)
+        end(canary, names["gpu-lab-1"], "Succeeded")
+
+    acting = threading.Thread(target=operator, daemon=True)
+    acting.start()
+    args = [aicr.kubectl, "aicr", "approve", "--plan", digest, "--reason", "CHG-9", "--yes", "--waves",
+            str(waves_file(tmp_path, [{"name": "canary", "contexts": ["gpu-lab-1"]}]))]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                            env=aicr_env(aicr.home, fleet.kubeconfig), cwd=aicr.cwd)
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:  # a person acknowledges when the progress says it waits for one
+        lines.append(line)
+        if "waits for an acknowledgement of nvsentinel" in line:
+            ack = aicr("acknowledge", names["gpu-lab-1"], kubeconfig=fleet.kubeconfig)
+            compare(ack.returncode, expected=0, suffix=ack.stderr)
+    stdout = proc.stdout.read() if proc.stdout else ""
+    proc.wait(timeout=60)
+    acting.join(5)
+    compare(proc.returncode, expected=0, suffix="".join(lines))
+    assert "gpu-lab-1" in stdout and "succeeded" in stdout, stdout
+
+
+def test_a_rollout_a_minute_past_its_deadline_fails_its_wave(aicr: Aicr, fleet: Fleet, tmp_path: Path) -> None:
+    digest = testbed.random_digest()
+    passed = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=55)  # a minute past it in 5 s
+    name = fleet.member("gpu-lab-1").seed.rollout(to=digest, deadline=passed)
+    path = waves_file(tmp_path, [{"name": "canary", "contexts": ["gpu-lab-1"]}])
+    refused = aicr("approve", "--plan", digest, "--waves", str(path), "--reason", "CHG-10", "--yes", "-o", "json",
+                   kubeconfig=fleet.kubeconfig)  # without --expires, approve refuses a passed deadline
+    compare(refused.returncode, expected=1, suffix=refused.stderr)
+    compare([(i["result"], i["code"]) for i in json.loads(refused.stdout)["items"]],
+            expected=[("failed", "DEADLINE_PASSED")])
+    started = time.monotonic()
+    proc = aicr("approve", "--plan", digest, "--waves", str(path), "--reason", "CHG-10", "--expires", "1h", "--yes",
+                "-o", "json", kubeconfig=fleet.kubeconfig, timeout=60)
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    item = json.loads(proc.stdout)["items"][0]
+    compare((item["rollout"], item["result"], item["code"]), expected=(name, "failed", "TIMEOUT"))
+    assert "did not end within a minute past its deadline" in item["message"], item
+    assert time.monotonic() - started < 30
