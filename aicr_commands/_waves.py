@@ -151,6 +151,9 @@ class _Run:
             if start.follow is not None and not self.dry:
                 followed[event.context] = start.follow
                 self.items[event.context]["result"] = "started"
+            elif start.item["result"] == FAILED:
+                code = f"[{start.item['code']}] " if start.item["code"] else ""
+                yield self.progress(f"wave {wave.name}: {event.context}: failed: {code}{start.item['message']}")
         if followed:
             yield from self.follow(wave, followed)
             ended_well = [c for c in followed if self.items[c]["result"] == "started"]
@@ -173,6 +176,8 @@ class _Run:
                                f"{newest.name} ended {newest.outcome or 'with no outcome'} and no newer attempt "
                                "is open (the operator retries with a new rollout)"))
         refusal = _fleet_write.would_refuse(VERBS["approve"], self.args, rollout)
+        if refusal is not None and refusal.code == Code.ALREADY_APPROVED and self.dry:
+            return _Start(_fleet_write.refusal_item(turn.context, rollout.name, refusal))
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED:
             turn.note(f"{rollout.name} already approved: following it")
             return _Start(item(turn.context, "started", rollout.name, None, refusal.message), follow=rollout)
