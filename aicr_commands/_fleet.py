@@ -100,10 +100,9 @@ def error_entry(outcome: Outcome[Any]) -> dict[str, Any]:
 def report_errors(command: AicrCommand, outcomes: list[Outcome[Any]]) -> None:
     """`error: [CODE] context NAME: message` on stderr for each cluster that failed (the app's error line)."""
     for outcome in outcomes:
-        if outcome.error is not None:
-            message = outcome.error.message.removeprefix(f"context {outcome.context}: ")
-            command.app.print_error(AicrError(outcome.error.code, f"context {outcome.context}: {message}",
-                                              outcome.error.details))
+        if outcome.error is not None:  # one line a cluster: detail lines joined into it
+            command.app.print_error(AicrError(outcome.error.code, f"context {outcome.context}: "
+                                              f"{one_line(outcome.error, outcome.context)}"))
 
 
 # -- reading across clusters -------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Text layouts of the fleet's result kinds (commands run across clusters, aicr_core.fleet).
 
 `VersionList`, `PolicyDecisionList`: each cluster's usual output under a `== CONTEXT ==`
-heading, laid out by its own kind's layout. `FleetWrite`: one row a cluster (with its wave
-when the waves chose the clusters). The fleet `RolloutList` is list's own table with CONTEXT
-first (layouts.rollout_list).
+heading, laid out by its own kind's layout. `FleetWrite`: one line a cluster, aligned, no
+header (context, its wave when the waves chose the clusters, rollout, result, message).
+The fleet `RolloutList` is list's own table with CONTEXT first (layouts.rollout_list).
 """
 from __future__ import annotations
 
@@ -40,4 +40,4 @@ def fleet_write(d: dict[str, Any]) -> list[str]:
             message = f"[{value(i.get('code'))}] {message}".rstrip()
         rows.append([value(i.get("context")), *([value(i.get("wave"))] if waves else []), value(i.get("rollout")),
                      value(i.get("result")), message or "-"])
-    return table(headers, rows, indent="")
+    return table(headers, rows, indent="")[1:]  # one line a cluster: the columns are plain without a header
