@@ -496,3 +496,25 @@ def test_a_rollout_a_minute_past_its_deadline_fails_its_wave(aicr: Aicr, fleet: 
     compare((item["rollout"], item["result"], item["code"]), expected=(name, "failed", "TIMEOUT"))
     assert "did not end within a minute past its deadline" in item["message"], item
     assert time.monotonic() - started < 30
+
+
+def test_acknowledge_and_revoke_across_clusters(aicr: Aicr, fleet: Fleet) -> None:
+    approved = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "CHG-11"}
+    digest, names = fleet.seed_plan(phase="AwaitingAcknowledgement", approval=approved,
+                                    awaiting_release="nvsentinel", message="waiting for acknowledgement")
+    proc = aicr("acknowledge", "--contexts", LIVE, "--plan", digest, "--yes", "-o", "json",
+                kubeconfig=fleet.kubeconfig)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare(results(json.loads(proc.stdout)), expected={c: "acknowledged" for c in CONTEXTS})
+    for m in fleet.members:
+        compare([a["user"] for a in rollout_spec(m, names[m.context])["acknowledgements"]], expected=["alice"])
+    again = aicr("acknowledge", "--contexts", LIVE, "--plan", digest, "--yes", "-o", "json",
+                 kubeconfig=fleet.kubeconfig)
+    compare(again.returncode, expected=0, suffix=again.stderr)
+    compare(results(json.loads(again.stdout)), expected={c: "skipped" for c in CONTEXTS})
+    revoked = aicr("revoke", "--contexts", "gpu-eu-*", "--plan", digest, "--reason", "CHG-11 stop", "--yes",
+                   kubeconfig=fleet.kubeconfig)
+    compare(revoked.returncode, expected=0, suffix=revoked.stderr)
+    compare([line.split()[:3] for line in revoked.stdout.splitlines()],
+            expected=[[c, names[c], "revoked"] for c in ("gpu-eu-1", "gpu-eu-2")])
+    assert "revocation" not in rollout_spec(fleet.member("gpu-lab-1"), names["gpu-lab-1"])
