@@ -177,10 +177,14 @@ def read_policy_file(cluster: Cluster, namespace: str) -> tuple[str | None, str]
 
 
 def read_local_policy_file(path: str) -> tuple[str, str]:
-    """(text, source) of `--policy-file PATH`; an unreadable path is a usage error."""
+    """(text, source) of `--policy-file PATH`; an unreadable path is a usage error, one that is no regular
+    file or too large a POLICY_ERROR (read no further than the limit)."""
+    from aicr_core import local_files, policy_file
+
     try:
-        with open(path, encoding="utf-8") as file:
-            return file.read(), path
+        return local_files.read_text(path, policy_file.MAX_BYTES), path
+    except local_files.Refused as refused:
+        raise policy_file.PolicyFileError(path, [f"(file): {refused}"]).as_error() from None
     except (OSError, UnicodeDecodeError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise UsageError(f"--policy-file {path}: cannot read it: {reason}") from None

@@ -8,14 +8,13 @@ entry: server, CA, credentials, exec plugin run inside its turn) and a deadline 
 This module knows contexts and sessions, not rollouts: a command hands `Fleet.run` a function
 of one session, and gets back one `Outcome` per context, its value or its error.
 
-The deadline: each cluster's `Deadline` starts when its turn does. On a worker thread that
-deadline bounds every request through the socket timeouts the session derives from what is
-left, and a credential plugin through its own timeout (it is killed with its children); and
-the thread that waits for the workers keeps each cluster's deadline by the wall clock too: a
-cluster still running `GRACE_SECONDS` past its deadline is reported `TIMEOUT` and left behind
-(its worker is a daemon thread, replaced so the others keep their turn), so a cluster that
-hangs never delays the others. `Deadline.enforced()` wraps each cluster's work, so a deadline
-that holds on worker threads (when the session provides one) applies here unchanged.
+The deadline: each cluster's `Deadline` (aicr_core.deadline) starts when its turn does and is
+named after its context. It holds on the worker thread: when it passes, the session's watchdog
+shuts that cluster's sockets and kills its credential plugin with its children, and the calls
+end in `TIMEOUT` for that cluster alone. The thread that waits for the workers keeps each
+deadline too: a cluster still running `GRACE_SECONDS` past it (in what no socket shutdown
+reaches, a name lookup say) is reported `TIMEOUT` and left behind on its daemon thread, and a
+new worker takes its place, so a cluster that hangs never delays the others.
 
 Module-level imports stay light: `help` imports the command modules that call `add_*_flags`.
 """
@@ -23,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import os
 import queue
 import re
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from aicr_core.errors import AicrError, Code, UsageError
 
@@ -251,14 +248,19 @@ class Fleet:
         return cls(getattr(args, "kubeconfig", None), overrides,
                    contexts if contexts is not None else chosen_contexts(args), parallel_of(args))
 
-    def new_deadline(self, seconds: float | None = None) -> Deadline:
-        """A deadline of its own for one cluster: `seconds`, else --request-timeout, else the command's 30 s."""
+    def new_deadline(self, seconds: float | None = None, context: str = "") -> Deadline:
+        """A deadline of its own for one cluster: `seconds`, else --request-timeout, else the command's 30 s.
+
+        It holds on the worker thread (the session's watchdog shuts its sockets and kills its
+        credential plugin when it passes); its TIMEOUT messages start `context NAME: `.
+        """
         import math
 
         from aicr_core import kube
         from aicr_core.deadline import Deadline
 
-        return kube.command_deadline(self.overrides) if seconds is None else Deadline(seconds or math.inf)
+        figure = kube.command_deadline(self.overrides).seconds if seconds is None else (seconds or math.inf)
+        return Deadline(figure, name=f"context {context}" if context else "")
 
     def session(self, context: str, deadline: Deadline) -> Cluster:
         """A session with `context`'s own kubeconfig entry; its credentials are loaded once per command."""
@@ -300,22 +302,13 @@ class Fleet:
         guard = threading.Lock()
 
         def worker() -> None:
-            with _LIVE_LOCK:
-                _LIVE.add(threading.current_thread())
-            try:
-                work_through()
-            finally:
-                with _LIVE_LOCK:
-                    _LIVE.discard(threading.current_thread())
-
-        def work_through() -> None:
             while True:
                 try:
                     job = pending.get_nowait()
                 except queue.Empty:
                     return
                 try:
-                    deadline = self.new_deadline(job.seconds)
+                    deadline = self.new_deadline(job.seconds, job.context)
                 except AicrError as err:
                     reports.put(Outcome(job.context, error=err))
                     continue
@@ -344,6 +337,7 @@ class Fleet:
                     left -= 1
                     start_worker()  # the overdue one's worker is stuck: the others keep their turn
                     assert job.deadline is not None
+                    job.deadline.expire()  # its sockets shut, its plugin killed, if the watchdog has not yet
                     yield Outcome(job.context, error=job.deadline.expired(CLUSTER_CALLS))
                 continue
             if isinstance(event, Outcome):
@@ -381,33 +375,6 @@ class Fleet:
             return Outcome(job.context, error=err)
         except Exception as err:  # noqa: BLE001 - one cluster's bug is that cluster's error, not the fleet's end
             return Outcome(job.context, error=AicrError(Code.INTERNAL, f"{type(err).__name__}: {err} (a bug)"))
-
-
-# -- the end of the process --------------------------------------------------------------------------
-
-_LIVE: set[threading.Thread] = set()  # workers still at a cluster's work (one left behind, or interrupted)
-_LIVE_LOCK = threading.Lock()
-
-
-def workers_left() -> bool:
-    """Whether a cluster's worker is still busy (past its deadline, or cut short by Ctrl-C or an error)."""
-    with _LIVE_LOCK:
-        return any(thread.is_alive() for thread in _LIVE)
-
-
-def exit_now(code: int) -> NoReturn:
-    """End the process without waiting for the workers left behind: a thread of theirs that the
-    interpreter would join at exit (a ThreadPoolExecutor's, in `list`) could hold the command up to
-    its server's pace. The exit handlers run first: the client's temporary key files are removed."""
-    import atexit
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
 
 
 # -- completion ------------------------------------------------------------------------------------

@@ -4,12 +4,13 @@
   `connect_args` and `Cluster` (the Kubernetes session from the parsed flags, kubectl's
   connection flags included; import `connect_args` inside `take_action`, since it loads
   the Kubernetes client);
-- output: `Renderer`, and for text layouts `Layout`, `value`, `table`, `fields`, `safe`;
+- output: `Renderer`, and for text layouts `Layout`, `value`, `table`, `fields`, `safe`, and the
+  output options' `listing` (a list's table: no header with --no-headers) and `paint` (colour);
 - policies: `hookimpl`, `Violation`, `Allow`, `Verdict`, `PolicyContext`, `Identity`,
   `SettingsModel` and the setting types `GoDuration`, `NonEmptyStr`;
 - the operator API's values: `Rollout`, `Step`, `Approval`, `Revocation`,
   `Acknowledgement`, `Override`, `Assessment`, `ComponentVerdict`;
-- errors: `AicrError`, `Code`.
+- errors: `AicrError`, `Code`, `UsageError` (a renderer's bad `-o NAME=ARG`, say).
 
 Names are imported on first use (PEP 562), so a policy that imports
 `hookimpl` and `Violation` loads pluggy and nothing else, and a command module
@@ -24,10 +25,10 @@ if TYPE_CHECKING:
     from cliff.hooks import CommandHook
 
     from aicr_core.command import AicrCommand
-    from aicr_core.errors import AicrError, Code
+    from aicr_core.errors import AicrError, Code, UsageError
     from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
     from aicr_core.kube import Cluster, connect_args
-    from aicr_core.lines import Layout, fields, table, value
+    from aicr_core.lines import Layout, fields, listing, table, value
     from aicr_core.operator_api import (
         Acknowledgement,
         Approval,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         Rollout,
         Step,
     )
+    from aicr_core.output import paint
     from aicr_core.policy_file import GoDuration, NonEmptyStr, SettingsModel
     from aicr_core.renderer import Renderer
     from aicr_core.result import Result
@@ -54,6 +56,8 @@ _WHERE = {
     "value": "aicr_core.lines",
     "table": "aicr_core.lines",
     "fields": "aicr_core.lines",
+    "listing": "aicr_core.lines",
+    "paint": "aicr_core.output",
     "safe": "aicr_core.terminal",
     "hookimpl": "aicr_core.hookspecs",
     "Violation": "aicr_core.hookspecs",
@@ -74,12 +78,14 @@ _WHERE = {
     "ComponentVerdict": "aicr_core.operator_api",
     "AicrError": "aicr_core.errors",
     "Code": "aicr_core.errors",
+    "UsageError": "aicr_core.errors",
 }
 
 __all__ = ["Acknowledgement", "AicrCommand", "AicrError", "Allow", "Approval", "Assessment", "Cluster",
            "Code", "CommandHook", "ComponentVerdict", "GoDuration", "Identity", "Layout", "NonEmptyStr",
            "Override", "PolicyContext", "Renderer", "Result", "Revocation", "Rollout", "SettingsModel",
-           "Step", "Verdict", "Violation", "connect_args", "fields", "hookimpl", "safe", "table", "value"]
+           "Step", "UsageError", "Verdict", "Violation", "connect_args", "fields", "hookimpl", "listing", "paint",
+           "safe", "table", "value"]
 
 
 def __getattr__(name: str) -> Any:
