@@ -42,7 +42,7 @@ T = TypeVar("T")
 
 DEFAULT_PARALLEL = 16
 GRACE_SECONDS = 0.2  # how long past its deadline a cluster's worker may take to report before it is left behind
-CLUSTER_CALLS = "the API calls of this cluster"  # what a TIMEOUT names (after `context NAME: `)
+CLUSTER_CALLS = "the API calls of this command"  # what a TIMEOUT names after `context NAME: `, as the session does
 PLAN_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 # The connection flags each cluster's own kubeconfig entry decides (argparse dest, flag name).
 PER_CLUSTER_FLAGS = (("server", "--server"), ("token", "--token"), ("user", "--user"), ("cluster", "--cluster"),

@@ -195,7 +195,7 @@ def test_a_hung_cluster_times_out_alone_within_its_deadline(aicr: Aicr, tmp_path
         compare(sorted(line for line in proc.stderr.splitlines() if line.startswith("error: ")), expected=[
             "error: [TIMEOUT] context hung-plugin: the credentials plugin \"" + str(plugin)
             + "\" did not finish within 2s",
-            "error: [TIMEOUT] context trickling: the API calls of this cluster did not finish within 2s"])
+            "error: [TIMEOUT] context trickling: the API calls of this command did not finish within 2s"])
         # Each deadline began with its cluster's turn, before its connection or its plugin.
         assert ended - trickling.accepted[0] < 2.5, ended - trickling.accepted[0]
         assert ended_wall - float(started_file.read_text()) < 2.5, ended_wall - float(started_file.read_text())
@@ -257,7 +257,7 @@ def test_list_ends_at_a_trickling_clusters_deadline(aicr: Aicr, tmp_path: Path) 
         compare(proc.returncode, expected=1, suffix=proc.stderr)
         compare(json.loads(proc.stdout)["errors"], expected=[{
             "context": "trickling", "code": "TIMEOUT",
-            "message": "the API calls of this cluster did not finish within 2s"}])
+            "message": "the API calls of this command did not finish within 2s"}])
         assert ended - trickling.accepted[0] < 2.5, ended - trickling.accepted[0]
 
 
