@@ -9,12 +9,15 @@ What the CLI passes to a policy, the webhook builds from the request:
   CLI's SelfSubjectReview reports them;
 - `context`: command `admission`, no flags, and the one instant of the decision;
 - overrides the write records for that user and action (`kubectl aicr
-  --override` records them in the same write), applied exactly as the CLI
-  applies `--override`;
+  --override` records them in the same write, in the annotation
+  `aicr.run/overrides`), applied exactly as the CLI applies `--override`;
 - `assessment`: read and verified as the CLI does, and only when an active
   policy asks for it.
 
-It also checks with the server's clock what CEL cannot: an approval must
+It enforces what no CRD rule can, the record annotations being the
+plugin's, not the operator's: each only grows, its entries never change, an
+override names the requester and goes only with the write it overrides. It
+also checks with the server's clock what CEL cannot: an approval must
 expire in the future, a revocation's and an acknowledgement's time must be
 within a minute of now. Everything fails closed: a policy file that cannot be
 read or does not validate, a policy that did not load, raises or returns junk,
@@ -106,14 +109,23 @@ def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_as
         after = api.parse_rollout(request.get("object") or {})
     except AicrError as err:
         return _deny(answer, err)
-    adds = api.added(before, after)
+    problems = api.record_growth(before, after)
+    if problems:
+        return _deny(answer, AicrError(Code.ADMISSION_DENIED, "; ".join(problems)))
+    try:
+        adds = api.added(before, after)
+    except AicrError as err:
+        return _deny(answer, err)
     proposals = _proposals(adds)
     answer.actions = [action for action, _ in proposals]
-    if not proposals:  # nothing a person writes (the webhook's matchConditions should not have sent it)
+    if not proposals and not adds.overrides:  # nothing a person writes: a record reformatted, say
         answer.allowed = True
         return answer
     if not username:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, "the request names no user"))
+    misplaced = _misplaced_overrides(adds, username, answer.actions)
+    if misplaced:
+        return _deny(answer, AicrError(Code.ADMISSION_DENIED, misplaced))
     stale = _clock_refusals(adds, now)
     if stale:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, "; ".join(stale)))
@@ -157,6 +169,16 @@ def _proposals(adds: api.Added) -> list[tuple[str, dict[str, Any]]]:
         proposals.append(("revoke", {"revocation": adds.revocation}))
     proposals += [("acknowledge", {"acknowledgement": ack}) for ack in adds.acknowledgements]
     return proposals
+
+
+def _misplaced_overrides(adds: api.Added, username: str, actions: list[str]) -> str | None:
+    """What the CRD rule and admission policy of 0.1.0 checked of `spec.overrides`, now of the annotation:
+    the requester's own, and only in the write of the one approval, revocation or acknowledgement it overrides."""
+    if any(o.user != username for o in adds.overrides):
+        return f"an override must name the requesting user {username}"
+    if len(adds.overrides) > 1 or any(o.action not in actions for o in adds.overrides):
+        return "an override is recorded only in the write of the approval, revocation or acknowledgement it overrides"
+    return None
 
 
 def _clock_refusals(adds: api.Added, now: datetime) -> list[str]:

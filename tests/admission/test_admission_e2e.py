@@ -170,19 +170,65 @@ def test_outside_the_window_the_cli_refuses_locally_and_a_raw_patch_is_refused_b
             expected=[["allow"], ["deny", "allow"]])  # the CLI's one write, decided once
 
 
-def test_an_override_written_by_the_cli_passes_admission(aicr: Aicr, plane: testbed.ControlPlane,
-                                                        seed: testbed.Seeder, hook: Webhook,
-                                                        set_policy: SetPolicy) -> None:
-    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
+def raw_write(plane: testbed.ControlPlane, user: str, name: str,
+              body: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return plane.kubectl("patch", "runtimerollout", name, "--type=merge", f"-p={json.dumps(body)}", user=user,
+                         check=False)
+
+
+def override_record(plane: testbed.ControlPlane, name: str) -> list[dict[str, Any]]:
+    metadata = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]
+    return json.loads(metadata.get("annotations", {}).get("aicr.run/overrides", "[]"))  # type: ignore[no-any-return]
+
+
+def with_record(entries: list[dict[str, Any]] | None, **spec: Any) -> dict[str, Any]:
+    """A merge patch that sets the override record (None: deletes it) and `spec`."""
+    body: dict[str, Any] = {"metadata": {"annotations": {
+        "aicr.run/overrides": None if entries is None else json.dumps(entries)}}}
+    return {**body, "spec": spec} if spec else body
+
+
+def test_an_override_is_recorded_shown_and_guarded_on_the_operators_own_crds(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    """The whole flow on CRDs with nothing added: recorded in an annotation by the CLI's one write, shown by
+    describe, passed by the webhook; the record only grows; a policy that is not overridable stays a refusal."""
+    crd = json.loads(plane.kubectl("get", "crd", "runtimerollouts.operator.aicr.run", "-o", "json").stdout)
+    assert "overrides" not in json.dumps(crd), "the test plane's CRD must be the operator's own"
+    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}, "max-approval": {"max": "1h"}})
     name = seed.rollout()
-    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--override", "change-window")
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--expires", "2h",
+                   "--override", "change-window", "--override", "max-approval")
+    refused(proc, "[POLICY_DENIED]", "--override max-approval: the policy is not overridable")
+    compare((stored(plane, name).get("approval"), override_record(plane, name), hook.decisions(name)),
+            expected=(None, [], []))
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--expires", "30m",
+                   "--override", "change-window")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     (decision,) = hook.decisions(name)
     compare((decision["verdict"], decision["overridden"]), expected=("allow", ["change-window"]))
+    (entry,) = override_record(plane, name)
+    compare({k: entry[k] for k in ("user", "action", "policies")},
+            expected={"user": "alice", "action": "approve", "policies": ["change-window"]})
+    text = as_user(aicr, plane, "bob", "describe", name).stdout
+    assert f"Overrides:    change-window by alice at approve ({entry['time']})" in text, text
+    compare(json.loads(as_user(aicr, plane, "bob", "describe", name, "-o", "json").stdout)["overrides"],
+            expected=[entry])
+
+    # Append-only, whoever writes: the admin too (RBAC lets anyone who may patch edit annotations).
+    for who, record in (("admin", [{**entry, "policies": ["max-approval"]}]), ("admin", []), ("admin", None),
+                        ("alice", [entry, {**entry, "action": "revoke"}])):
+        refused(raw_write(plane, who, name, with_record(record)), DENIED_BY)
+    compare(override_record(plane, name), expected=[entry])
+
     other = seed.rollout()  # the same override, forged for another user's approval by a raw patch
-    override = {"user": "bob", "action": "approve", "policies": ["change-window"], "time": now_plus()}
-    refused(raw_patch(plane, "alice", other, {"approval": approval(), "overrides": [override]}))
+    forged = {"user": "bob", "action": "approve", "policies": ["change-window"], "time": now_plus()}
+    refused(raw_write(plane, "alice", other, with_record([forged], approval=approval())), DENIED_BY,
+            "an override must name the requesting user alice")
+    refused(raw_write(plane, "alice", other, with_record([{**forged, "user": "alice"}])), DENIED_BY,
+            "only in the write of the approval, revocation or acknowledgement it overrides")
     refused(raw_patch(plane, "alice", other, {"approval": approval()}), DENIED_BY, "change-window: it is ")
+    compare(raw_write(plane, "alice", other, with_record([{**forged, "user": "alice"}], approval=approval(
+        minutes=30))).returncode, expected=0)  # a raw write may override as the CLI does, for its own write
 
 
 def test_acknowledgements_and_revocations_by_the_cli_pass_admission_with_their_overrides(

@@ -40,12 +40,20 @@ def request(old: dict[str, Any], new: dict[str, Any], **extra: Any) -> dict[str,
             "oldObject": old, "object": new, "dryRun": False, **extra}
 
 
-def adding(**spec: Any) -> dict[str, Any]:
-    """A request whose object adds `spec` to the sample rollout."""
+def adding(overrides: list[dict[str, Any]] | None = None, **spec: Any) -> dict[str, Any]:
+    """A request whose object adds `spec` (and `overrides` to the annotation) to the sample rollout."""
     old = sample()
     new = copy.deepcopy(old)
     new["spec"].update(spec)
+    if overrides is not None:
+        annotate(new, overrides)
     return request(old, new)
+
+
+def annotate(obj: dict[str, Any], overrides: list[dict[str, Any]] | str) -> dict[str, Any]:
+    text = overrides if isinstance(overrides, str) else json.dumps(overrides)
+    obj["metadata"].setdefault("annotations", {})[api.ANNOTATION_OVERRIDES] = text
+    return obj
 
 
 class Spy:
@@ -224,11 +232,53 @@ def test_an_override_of_a_policy_that_is_not_overridable_is_refused() -> None:
 
 
 def test_an_override_recorded_earlier_is_not_reused() -> None:
-    old = sample(overrides=[{"user": "alice", "action": "approve", "policies": ["spy"], "time": at(hours=-1)}])
+    old = annotate(sample(), [{"user": "alice", "action": "approve", "policies": ["spy"], "time": at(hours=-1)}])
     new = copy.deepcopy(old)
     new["spec"]["approval"] = APPROVAL
     answer = decide(request(old, new), engine({"spy": Spy(refuse=True)}, OVERRIDABLE))
     compare((answer.allowed, answer.code), expected=(False, "POLICY_DENIED"))
+
+
+EARLIER = {"user": "bob", "action": "approve", "policies": ["spy"], "time": at(hours=-1)}
+MINE = {"user": "alice", "action": "approve", "policies": ["spy"], "time": at()}
+
+
+@pytest.mark.parametrize("old_record, new_record, approve, words", [
+    ([EARLIER], [{**EARLIER, "policies": ["other"]}], False, "only grows"),  # an entry rewritten
+    ([EARLIER], [], False, "only grows"),  # removed
+    ([EARLIER], None, False, "only grows"),  # the annotation deleted
+    ([EARLIER], [MINE], True, "only grows"),  # replaced by one's own
+    (None, "not json", True, "is not JSON"),
+    (None, json.dumps({"user": "alice"}), True, "not a JSON list of objects"),
+    (None, [{**MINE, "extra": 1}], True, "is not {user, action, policies[], time}"),
+    (None, [{**MINE, "policies": []}], True, "is not {user, action, policies[], time}"),
+    (None, [MINE], False, "only in the write of the approval, revocation or acknowledgement it overrides"),
+    (None, [{**MINE, "action": "revoke"}], True, "only in the write of the approval"),
+    (None, [MINE, MINE], True, "only in the write of the approval"),
+    (None, [{**MINE, "user": "bob"}], True, "an override must name the requesting user alice"),
+    ("junk", [MINE], True, "as stored; it cannot be changed"),
+])
+def test_the_webhook_guards_the_override_record(old_record: Any, new_record: Any, approve: bool,
+                                                words: str) -> None:
+    """What the CRD rule and the admission policy checked of 0.1.0's spec.overrides, now of the annotation."""
+    old = sample() if old_record is None else annotate(sample(), old_record)
+    new = copy.deepcopy(old)
+    if new_record is None:
+        del new["metadata"]["annotations"][api.ANNOTATION_OVERRIDES]
+    else:
+        annotate(new, new_record)
+    if approve:
+        new["spec"]["approval"] = APPROVAL
+    answer = decide(request(old, new), engine({"spy": Spy(refuse=True)}, OVERRIDABLE))
+    compare(answer.allowed, expected=False, suffix=answer.message)
+    assert words in answer.message, answer.message
+
+
+def test_a_record_reformatted_but_equal_is_no_decided_write() -> None:
+    old = annotate(sample(), [EARLIER])
+    new = annotate(copy.deepcopy(old), json.dumps([EARLIER], indent=2))
+    answer = decide(request(old, new), engine({"spy": Spy(refuse=True)}, OVERRIDABLE))
+    compare((answer.allowed, answer.actions), expected=(True, []))
 
 
 def test_warn_mode_allows_and_warns() -> None:
