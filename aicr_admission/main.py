@@ -141,14 +141,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def run(args: argparse.Namespace, log: JsonLog) -> int:
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Limits, Server, ServingCertificate
-    from aicr_commands import _rollouts
+    from aicr_core import rollouts
     from aicr_core.policy import load_policies
 
     try:
         certificate = ServingCertificate(args.tls_cert_file, args.tls_private_key_file, log)
     except (OSError, ValueError) as err:
         raise AicrError(Code.USAGE, f"cannot load the serving certificate: {err}") from None
-    base = connect(args.kubeconfig)
+    base = service_session(args.kubeconfig)
     logging.getLogger().handlers[:] = [LibraryLog(log)]
     namespace = args.operator_namespace
 
@@ -163,11 +163,11 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     loaded = load_policies()
     log("policies loaded", policies=sorted(loaded.plugins), failed=dict(sorted(loaded.failures.items())) or None,
         level="error" if loaded.failures else "info")
-    source = PolicySource(loaded, lambda: _rollouts.read_policy_file(session(), namespace),
+    source = PolicySource(loaded, lambda: rollouts.read_policy_file(session(), namespace),
                           interval=args.policy_refresh_interval, log=log)
 
     def read_assessment(rollout: api.Rollout) -> api.Assessment:
-        return _rollouts.read_assessment(session(), namespace, rollout)
+        return rollouts.read_report(session(), namespace, rollout.assessment_digest).for_policies()
 
     stopping, stop = threading.Event(), threading.Event()
     webhook = Webhook(source, read_assessment, log, stopping)
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     return 0
 
 
-def connect(kubeconfig: str | None) -> Cluster:
+def service_session(kubeconfig: str | None) -> Cluster:
     """A session from --kubeconfig, else from the pod's service account (the official client's in-cluster loader)."""
     from aicr_core import kube
     from aicr_core.deadline import Deadline
@@ -235,7 +235,7 @@ class Webhook:
         except (ValueError, review.BadReview) as err:
             self.log("bad admission review", level="warning", error=str(err))
             return Response.text(f"bad AdmissionReview: {err}", 400)
-        answer = review.decide(admission, self.source.engine(), self.read_assessment)
+        answer = review.answer_review(admission, self.source.engine(), self.read_assessment)
         now = time.monotonic()
         # durationMs: from accepting the connection to the answer (TLS handshake, transfer and decision);
         # decideMs: the decision alone.

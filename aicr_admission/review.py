@@ -32,9 +32,11 @@ from typing import Any
 
 from aicr_core import clock
 from aicr_core import operator_api as api
-from aicr_core.errors import AicrError, Code
+from aicr_core.actions import ACTIONS, Action
+from aicr_core.errors import AicrError, Code, VerdictWord
 from aicr_core.hookspecs import Identity, PolicyContext
 from aicr_core.policy import PolicyEngine
+from aicr_core.rollouts import decide_write
 
 COMMAND = "admission"
 CLOCK_SKEW = timedelta(minutes=1)  # how far a revocation's or acknowledgement's time may be from now
@@ -72,7 +74,8 @@ class Answer:
     def log_fields(self) -> dict[str, Any]:
         """The decision log line: never a token, the user's extra attributes or the object."""
         return {"uid": self.uid, "user": self.user, "rollout": self.rollout, "actions": self.actions,
-                "verdict": "allow" if self.allowed else "deny", "code": self.code, "violated": self.violated,
+                "verdict": (VerdictWord.ALLOW if self.allowed else VerdictWord.DENY).value,
+                "code": self.code, "violated": self.violated,
                 "overridden": self.overridden, "dryRun": self.dry_run, "policyFile": self.policy_file,
                 "message": self.message or None}
 
@@ -92,8 +95,8 @@ def request_of(review: Any) -> Mapping[str, Any]:
     return request
 
 
-def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_assessment: ReadAssessment,
-           now: datetime | None = None) -> Answer:
+def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_assessment: ReadAssessment,
+                  now: datetime | None = None) -> Answer:
     """The verdict on `request`; `engine` is the policy engine, or why there is none (every write denied)."""
     now = now or clock.now()
     raw_info = request.get("userInfo")
@@ -117,7 +120,7 @@ def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_as
     except AicrError as err:
         return _deny(answer, err)
     proposals = _proposals(adds)
-    answer.actions = [action for action, _ in proposals]
+    answer.actions = [action.name for action, _ in proposals]
     if not proposals and not adds.overrides:  # nothing a person writes: a record reformatted, say
         answer.allowed = True
         return answer
@@ -129,26 +132,23 @@ def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_as
     stale = _clock_refusals(adds, now)
     if stale:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, "; ".join(stale)))
-    if isinstance(engine, AicrError):
-        return _deny(answer, engine)
     user = Identity(username, groups)
     context = PolicyContext(COMMAND, {}, now=now)
     refusals: list[AicrError] = []
-    for action, proposed in proposals:
-        overrides = [name for o in adds.overrides if o.user == username and o.action == action for name in o.policies]
+    for action, value in proposals:
+        overrides = [name for o in adds.overrides if o.user == username and o.action == action.name
+                     for name in o.policies]
         try:
-            if action == "approve" and engine.wants("approve", "assessment"):
-                proposed["assessment"] = read_assessment(before)
-        except AicrError as err:
+            decision = decide_write(action, value, engine=engine, rollout=before, user=user, context=context,
+                                    overrides=overrides, read_assessment=lambda: read_assessment(before))
+        except AicrError as err:  # the read's own deadline: no answer is a refusal here (fail closed)
             refusals.append(AicrError(Code.POLICY_ERROR, f"cannot read the assessment report: {err.message}; "
                                       "refusing (fail closed)"))
             continue
-        decision = engine.decide(action, rollout=before, user=user, context=context, overrides=overrides,
-                                 **proposed)
         answer.warnings += decision.warnings()
         answer.overridden += decision.overridden
-        answer.violated += [o.policy for o in decision.outcomes if o.verdict in ("deny", "error")]
-        if decision.error is not None:  # the engine's own: plugins that did not load, a bad policy file
+        answer.violated += [o.policy for o in decision.outcomes if o.verdict.refuses]
+        if decision.error is not None and isinstance(engine, PolicyEngine):  # plugins that did not load
             answer.violated += sorted(engine.loaded.failures)
         refusal = decision.refusal()
         if refusal is not None:
@@ -160,15 +160,9 @@ def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_as
     return answer
 
 
-def _proposals(adds: api.Added) -> list[tuple[str, dict[str, Any]]]:
-    """(action, the keyword argument its hook gets) for each thing the write adds, in the CLI's terms."""
-    proposals: list[tuple[str, dict[str, Any]]] = []
-    if adds.approval is not None:
-        proposals.append(("approve", {"approval": adds.approval}))
-    if adds.revocation is not None:
-        proposals.append(("revoke", {"revocation": adds.revocation}))
-    proposals += [("acknowledge", {"acknowledgement": ack}) for ack in adds.acknowledgements]
-    return proposals
+def _proposals(adds: api.Added) -> list[tuple[Action, Any]]:
+    """(action, the value it writes) for each thing the write adds, in the CLI's terms."""
+    return [(action, value) for action in ACTIONS.values() for value in action.added(adds)]
 
 
 def _misplaced_overrides(adds: api.Added, username: str, actions: list[str]) -> str | None:

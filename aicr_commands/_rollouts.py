@@ -1,4 +1,7 @@
-"""What the rollout commands share: the ROLLOUT argument, reading, the policies, and the conditional write.
+"""What the rollout commands share: the ROLLOUT argument, the session, and the path of a write.
+
+The domain itself (what an action is, the reads, the decision) is the core's:
+`aicr_core.actions` and `aicr_core.rollouts`; this module maps flags onto it.
 
 Imported by command modules at module level, so it imports nothing heavy;
 `aicr_core.kube` (the Kubernetes client) is imported only when a command runs.
@@ -17,8 +20,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
+    from aicr_core.actions import Action
     from aicr_core.deadline import Deadline
-    from aicr_core.hookspecs import Identity
     from aicr_core.kube import Cluster
     from aicr_core.policy import Decision
 
@@ -27,7 +30,8 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
-def object_name(text: str) -> str:
+def valid_rollout_name(text: str) -> str:
+    """ROLLOUT as typed, if it can name a Kubernetes object (argparse type)."""
     if not _NAME.fullmatch(text):  # fullmatch: `$` alone would let a trailing newline through
         raise argparse.ArgumentTypeError(f"{text!r} is not a valid rollout name")
     return text
@@ -42,7 +46,7 @@ def many_objects() -> AbstractContextManager[None]:
 
 def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = False) -> None:
     """ROLLOUT; TAB completes it from the cluster (`waiting_first`: those waiting for a person come first)."""
-    action = parser.add_argument("rollout", metavar="ROLLOUT", type=object_name,
+    action = parser.add_argument("rollout", metavar="ROLLOUT", type=valid_rollout_name,
                                  help="the RuntimeRollout, e.g. rollout-3f9a1c0d2b7e4a51-1")
     action.completer = RolloutNames(waiting_first)  # type: ignore[attr-defined]
 
@@ -59,7 +63,7 @@ class RolloutNames:
         from aicr_core.deadline import Deadline
 
         with many_objects():
-            objects, _version = connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
+            objects, _version = session(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
             rollouts = []
             for obj in objects:
                 try:
@@ -100,8 +104,9 @@ def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
     action.completer = lambda prefix, **_: [m for m in DRY_RUN_MODES if m.startswith(prefix)]  # type: ignore[attr-defined]
 
 
-def connect(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
-    """A session from the connection flags; `deadline` bounds all its calls (default: the command's)."""
+def session(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
+    """A session from the connection flags; `deadline` bounds all its calls (default: the command's).
+    (Here so that command modules need not import the Kubernetes client before they run.)"""
     from aicr_core import kube
 
     return kube.connect_args(args, deadline)
@@ -118,94 +123,8 @@ def waits_for_person(rollout: api.Rollout) -> bool:
     return False
 
 
-def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
-    """GET one object; a 404 says which object in words (`what`), not the server's path."""
-    try:
-        return cluster.get(path)
-    except AicrError as err:
-        if err.code == Code.NOT_FOUND:
-            raise AicrError(Code.NOT_FOUND, f"{what} not found") from None
-        raise
-
-
-def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
-    from aicr_core import operator_api as api
-
-    return api.parse_rollout(get_object(cluster, api.rollout_path(name), f"rollout {name}"))
-
-
-# -- the policy file and the facts policies may ask for ---------------------------------------
-
-class PolicyFileUnreadable(AicrError):
-    """The user may not read the policy file (POLICY_ERROR)."""
-
-
-def read_policy_file(cluster: Cluster, namespace: str) -> tuple[str | None, str]:
-    """(text, source) of the cluster's policy file: one GET. No ConfigMap: (None, source).
-
-    A file that cannot be read (no permission, no `policy.yaml` key) refuses:
-    not knowing the rules must not mean having none.
-    """
-    from aicr_core import operator_api as api
-    from aicr_core import policy_file
-
-    source = policy_file.configmap_source(namespace)
-    try:
-        configmap = cluster.get(api.configmap_path(namespace, policy_file.CONFIGMAP_NAME))
-    except AicrError as err:
-        if err.code == Code.NOT_FOUND:
-            return None, source
-        if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
-            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read the policy file {source}: {err.message}; "
-                                       "refusing (fail closed)") from None
-        raise
-    try:
-        return policy_file.configmap_text(configmap, source), source
-    except policy_file.PolicyFileError as err:
-        raise err.as_error() from None
-
-
-def read_local_policy_file(path: str) -> tuple[str, str]:
-    """(text, source) of `--policy-file PATH`; an unreadable path is a usage error."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            return file.read(), path
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise UsageError(f"--policy-file {path}: cannot read it: {reason}") from None
-
-
-def read_assessment(cluster: Cluster, namespace: str, rollout: api.Rollout) -> api.Assessment:
-    """The rollout's report, verified exactly as `describe` verifies it, as policies see it."""
-    from aicr_commands.describe import read_assessment as describe_assessment
-    from aicr_core import operator_api as api
-
-    document = describe_assessment(cluster, namespace, rollout.assessment_digest)
-    verified = document.get("status") == "verified"
-    components = tuple(api.ComponentVerdict(str(c.get("component") or ""), str(c.get("verdict") or ""))
-                       for c in (document.get("components") or []) if verified and isinstance(c, dict))
-    return api.Assessment(str(document.get("status")), document.get("digest"), components)
-
-
-def decide(cluster: Cluster, args: argparse.Namespace, command: str, policy_file: tuple[str | None, str],
-           action: str, rollout: api.Rollout, user: Identity, now: datetime, **proposed: Any) -> Decision:
-    """Every active policy's verdict on `action` under `policy_file` ((text, source): the cluster's or a local one).
-
-    `now` is the instant the proposed write was built at: the policies decide at that instant, so
-    `--expires 2h` is an approval of 2h to them, even when the clock ticks between the two.
-    """
-    from aicr_core.hookspecs import PolicyContext
-    from aicr_core.policy import PolicyEngine, load_policies
-
-    engine = PolicyEngine.build(load_policies(), *policy_file)
-    if action == "approve" and engine.wants("approve", "assessment"):  # one more GET, only when needed
-        proposed["assessment"] = read_assessment(cluster, args.operator_namespace, rollout)
-    return engine.decide(action, rollout=rollout, user=user, context=PolicyContext.from_args(command, args, now),
-                         overrides=args.override or (), **proposed)
-
-
 class RolloutWrite:
-    """The path approve, revoke and acknowledge share: who you are, the rollout, the policies, one write.
+    """What approve, revoke, acknowledge and `policy check` share: who you are, the rollout, a decision, a write.
 
     Requests: a SelfSubjectReview, a GET of the rollout, a GET of the policy
     file (after the command's own refusals), a GET of the assessment report
@@ -216,56 +135,75 @@ class RolloutWrite:
     SelfSubjectAccessReviews instead and no write.
     """
 
-    def __init__(self, args: argparse.Namespace, command: str, warn: Callable[[str], None]) -> None:
-        if getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
+    def __init__(self, args: argparse.Namespace, action: Action, warn: Callable[[str], None], *,
+                 writes: bool = True) -> None:
+        from aicr_core import rollouts
+
+        if writes and getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
             # Trying a file is what --policy-file is for: with a real write, a local file would
             # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
             raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
-                             f"or policy check; a real {command} always follows the cluster's policy file")
-        self.args, self.command = args, command
+                             f"or policy check; a real {action.name} always follows the cluster's policy file")
+        # Read the local file first: a typo in its path fails before any request.
+        self.local = rollouts.read_local_policy_file(args.policy_file) if getattr(args, "policy_file", None) else None
+        self.args, self.action = args, action
         self.warn = warn  # the app's `warning:` line: a command never writes to stderr itself
-        self.cluster = connect(args)
+        self.cluster = session(args)
         self.me = self.cluster.whoami()
-        self.rollout = read_rollout(self.cluster, args.rollout)
+        self.rollout = rollouts.read_rollout(self.cluster, args.rollout)
         self.override: api.Override | None = None
 
-    def check_policies(self, hook: str, now: datetime, **proposed: Any) -> None:
-        """Every policy's verdict on the write proposed at `now`; raises POLICY_DENIED or POLICY_ERROR.
+    def propose(self, now: datetime) -> Any:
+        """What the command would write at `now`; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
+        expires = self.args.expires.delta if getattr(self.args, "expires", None) is not None else None
+        return self.action.propose(self.rollout, self.me.username, now, str(getattr(self.args, "reason", "") or ""),
+                                   expires)
 
-        Warnings (policies in warn mode, overridden refusals) go to stderr; an
-        override is kept to be recorded by `write`.
-        """
+    def decision(self, value: Any, now: datetime) -> Decision:
+        """Every active policy's verdict on writing `value`, decided at `now` (the instant it was built at:
+        `--expires 2h` is an approval of 2h to the policies, even when the clock ticks in between)."""
+        from aicr_core import operator_api as api
+        from aicr_core import rollouts
+        from aicr_core.hookspecs import PolicyContext
+
+        file: rollouts.PolicyFile | AicrError
+        try:
+            file = self.local or rollouts.read_policy_file(self.cluster, self.args.operator_namespace)
+        except AicrError as err:
+            if err.code != Code.POLICY_ERROR:  # the file's own verdict refuses the write, as a decision
+                raise
+            file = err
+        return rollouts.decide_write(
+            self.action, value, engine=rollouts.engine_for(file), rollout=self.rollout, user=self.me,
+            context=PolicyContext.from_args(self.action.name, self.args, now), overrides=self.args.override or (),
+            read_assessment=lambda: rollouts.read_report(self.cluster, self.args.operator_namespace,
+                                                         self.rollout.assessment_digest).for_policies(),
+            may_write=lambda: self.cluster.can_i(**api.approver_access(self.rollout.name)))
+
+    def check_policies(self, value: Any, now: datetime) -> None:
+        """Raises the decision's refusal (POLICY_DENIED, POLICY_ERROR, FORBIDDEN); warnings go to stderr;
+        an override is kept to be recorded by `write`."""
         from aicr_core import operator_api as api
 
-        action = hook.removeprefix("aicr_pre_")
-        try:
-            local = getattr(self.args, "policy_file", None)  # only with --dry-run: see __init__
-            policy_file = (read_local_policy_file(local) if local
-                           else read_policy_file(self.cluster, self.args.operator_namespace))
-        except PolicyFileUnreadable:
-            # Approvers may read the file. Someone who may not approve at all is refused by the
-            # API server whatever the policies say: let it say why (one access review, only here).
-            if not self.cluster.can_i(**api.approver_access(self.rollout.name)):
-                return
-            raise
-        decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me, now,
-                          **proposed)
+        decision = self.decision(value, now)
         refusal = decision.refusal()
         if refusal is not None:
             raise refusal
         for line in decision.warnings():
             self.warn(line)
         if decision.overridden:
-            self.override = api.Override(self.me.username, action, tuple(decision.overridden), now)
+            self.override = api.Override(self.me.username, self.action.name, tuple(decision.overridden), now)
 
-    def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> dict[str, Any]:
-        """One conditional write (with the override, if any); on a lost race, re-read and say who won.
+    def write(self, value: Any) -> dict[str, Any]:
+        """One conditional write of `value` (with the override, if any); on a lost race, re-read and say who won.
 
         Returns what the result reports about a dry run: `dryRun`, and with
         `client` the request that was not sent.
         """
         from aicr_core import operator_api as api
+        from aicr_core import rollouts
 
+        patch = self.action.patch(self.rollout, value)
         if self.override is not None:
             patch = api.with_override(self.rollout, patch, self.override)
         mode, path = getattr(self.args, "dry_run", "none"), api.rollout_path(self.rollout.name)
@@ -278,7 +216,16 @@ class RolloutWrite:
         except AicrError as err:
             if err.code != Code.CONFLICT:
                 raise
-        raise explain_conflict(read_rollout(self.cluster, self.rollout.name))
+        raise self.action.lost_race(rollouts.read_rollout(self.cluster, self.rollout.name))
+
+    def run(self) -> tuple[Any, dict[str, Any]]:
+        """The command: propose, decide, write. Returns the value written and what `write` reports."""
+        from aicr_core import clock
+
+        now = clock.now()
+        value = self.propose(now)
+        self.check_policies(value, now)
+        return value, self.write(value)
 
     def check_permissions(self) -> None:
         """What the API server will check before the write, asked as SelfSubjectAccessReviews."""

@@ -49,11 +49,8 @@ class List(AicrCommand):
 
     Codes:
       NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)
-      KUBECONFIG
-      UNAUTHORIZED
       FORBIDDEN  you may not list rollouts
-      TIMEOUT
-      UNAVAILABLE
+      API
     """
 
     uses_flags = ("operator_namespace",)
@@ -71,7 +68,7 @@ class List(AicrCommand):
         from aicr_core import operator_api as api
         from aicr_core.deadline import Deadline
 
-        cluster = _rollouts.connect(args)
+        cluster = _rollouts.session(args)
         # The reports are read beside the rollouts (a second connection with the same deadline):
         # the server works on one list while this process parses the other.
         with _rollouts.many_objects(), ThreadPoolExecutor(1) as beside:
@@ -139,7 +136,7 @@ def read_reports(cluster: Cluster, namespace: str) -> tuple[Mapping[str, str | N
             raise
         return None, (f"cannot list assessment reports in namespace {namespace}: {err.message}; "
                       "ASSESSMENT shows unavailable")
-    return {api.object_name(cm): api.report_text(cm) for cm in configmaps}, None
+    return {api.metadata_name(cm): api.report_text(cm) for cm in configmaps}, None
 
 
 class Assessments:
@@ -157,8 +154,8 @@ class Assessments:
         return self._by_digest[digest]
 
     def _verify(self, digest: str) -> dict[str, Any]:
-        from aicr_commands.describe import verify_report
         from aicr_core import operator_api as api
+        from aicr_core.rollouts import verify_report
 
         if self.reports is None:
             return {"status": "unavailable", "digest": digest, "verdict": None}
@@ -166,9 +163,8 @@ class Assessments:
         if name not in self.reports:
             return {"status": "missing", "digest": digest, "verdict": None}
         report = verify_report(digest, self.reports[name], verdicts_only=True)
-        verdict = worst_verdict(c.get("verdict") for c in report.get("components", [])) \
-            if report["status"] == "verified" else None
-        return {"status": report["status"], "digest": digest, "verdict": verdict}
+        verdict = worst_verdict(v.verdict for v in report.verdicts) if report.status == "verified" else None
+        return {"status": report.status, "digest": digest, "verdict": verdict}
 
 
 def worst_verdict(verdicts: Iterable[Any]) -> str:

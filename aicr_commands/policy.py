@@ -2,19 +2,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _rollouts
 from aicr_core.command import AicrCommand
 from aicr_core.errors import UsageError
 from aicr_core.flags import check_expires, check_reason
 from aicr_core.result import Result
-
-if TYPE_CHECKING:
-    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
-    from aicr_core.hookspecs import Identity
-
-ACTIONS = ("approve", "revoke", "acknowledge")
 
 
 class Policy(AicrCommand):
@@ -38,10 +31,12 @@ class Policy(AicrCommand):
     uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from aicr_core.operator_api import ACTION_NAMES  # the names of the actions, spelled once
+
         parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
                             help="check a rollout, or validate a policy file")
         parser.add_argument("target", metavar="ROLLOUT|FILE", help="check: the rollout; validate: the file")
-        parser.add_argument("--action", choices=ACTIONS, default="approve",
+        parser.add_argument("--action", choices=ACTION_NAMES, default="approve",
                             help="policy check: the command to check (default: %(default)s)")
 
     def take_action(self, args: argparse.Namespace) -> Result:
@@ -51,9 +46,10 @@ class Policy(AicrCommand):
 
 
 def validate(path: str) -> Result:
+    from aicr_core import rollouts
     from aicr_core.policy import PolicyEngine, load_policies
 
-    text, source = _rollouts.read_local_policy_file(path)
+    text, source = rollouts.read_local_policy_file(path)
     engine = PolicyEngine.build(load_policies(), text, source)
     error = engine.errors()
     if error is not None:
@@ -67,42 +63,23 @@ def validate(path: str) -> Result:
 
 
 def check(args: argparse.Namespace) -> Result:
+    """The real command's path, without its write: the same refusals and the same `decide_write`."""
     from aicr_core import clock
+    from aicr_core.actions import ACTIONS
 
     try:
-        name = _rollouts.object_name(args.target)
+        args.rollout = _rollouts.valid_rollout_name(args.target)
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
     if args.action in ("approve", "revoke"):
         check_reason(args, f"policy check --action {args.action}")
     if args.action == "approve":
         check_expires(args, clock.now())  # as approve checks it: before any API call
-    # Read the local file first: a typo in its path fails before any request.
-    local = _rollouts.read_local_policy_file(args.policy_file) if args.policy_file else None
-    cluster = _rollouts.connect(args)
-    me = cluster.whoami()
-    rollout = _rollouts.read_rollout(cluster, name)
+    session = _rollouts.RolloutWrite(args, ACTIONS[args.action], lambda line: None, writes=False)
     now = clock.now()
-    proposed = proposed_write(args, rollout, me, now)  # the real command's own refusals first
-    policy_file = local or _rollouts.read_policy_file(cluster, args.operator_namespace)
-    decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, now, **proposed)
+    decision = session.decision(session.propose(now), now)  # the real command's own refusals first
     record = decision.record()
-    return Result("PolicyDecision", {"rollout": rollout.name, "user": {"username": me.username,
-                                                                      "groups": list(me.groups)}, **record},
+    me = session.me
+    return Result("PolicyDecision", {"rollout": session.rollout.name, "user": {"username": me.username,
+                                                                              "groups": list(me.groups)}, **record},
                   exit_code=0 if record["allowed"] else 1)
-
-
-def proposed_write(args: argparse.Namespace, rollout: api.Rollout, me: Identity, now: Any) -> dict[str, Any]:
-    """What the real command would write; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
-    from aicr_commands import acknowledge, approve, revoke
-    from aicr_core import operator_api as api
-
-    if args.action == "approve":
-        expires = args.expires.delta if args.expires is not None else None
-        return {"approval": api.Approval(me.username, approve.approval_expiry(rollout, expires, now),
-                                         str(args.reason))}
-    if args.action == "revoke":
-        revoke.refuse_revocation(rollout)
-        return {"revocation": api.Revocation(me.username, now, str(args.reason))}
-    release = acknowledge.awaited_release(rollout)
-    return {"acknowledgement": api.Acknowledgement(release, me.username, now)}

@@ -32,10 +32,7 @@ class Version(AicrCommand):
       kubectl aicr version -o yaml
 
     Codes:
-      KUBECONFIG
-      UNAUTHORIZED
-      TIMEOUT
-      UNAVAILABLE
+      API
     """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -53,7 +50,7 @@ class Version(AicrCommand):
             return Result("Version", data)
         from aicr_core import operator_api as api
 
-        cluster = _rollouts.connect(args)
+        cluster = _rollouts.session(args)
         info = cluster.get("/version")
         group_version = f"{api.GROUP}/{api.VERSION}"
         warnings: tuple[str, ...] = ()

@@ -31,7 +31,7 @@ MAX_API_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # RFC 33
 
 # -- syntax: checked for every command (a value that does not parse is a usage error everywhere) --
 
-class GoDuration(NamedTuple):
+class ParsedDuration(NamedTuple):
     """A parsed Go duration: what was typed, and what it means."""
 
     text: str
@@ -45,13 +45,13 @@ class GoDuration(NamedTuple):
         return self.nanoseconds / 1e9
 
 
-def parse_duration(text: str) -> GoDuration:
+def parse_duration(text: str) -> ParsedDuration:
     """Go's duration syntax (`90m`, `2h`, `1h30m`, `45s`, `-0s`), exactly as Go's time.ParseDuration.
 
     Only the syntax: a negative duration parses here (approve refuses it, see `check_expires`).
     """
     try:
-        return GoDuration(text, duration.parse(text))
+        return ParsedDuration(text, duration.parse(text))
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -74,7 +74,7 @@ def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
     """When an approval given now with --expires would end; None without --expires."""
     if args.expires is None:
         return None
-    expires: GoDuration = args.expires
+    expires: ParsedDuration = args.expires
     if expires.nanoseconds < 0:
         raise UsageError(f"--expires must not be negative (got {expires.text})")
     try:

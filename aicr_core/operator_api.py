@@ -80,7 +80,8 @@ def configmap_path(namespace: str, name: str) -> str:
     return f"{configmaps_path(namespace)}/{name}"
 
 
-def object_name(obj: Mapping[str, Any]) -> str:
+def metadata_name(obj: Mapping[str, Any]) -> str:
+    """An object's metadata.name as read (INVALID_OBJECT when it is not a string)."""
     return _Reader(obj, "object").text("metadata.name")
 
 

@@ -431,8 +431,8 @@ def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
     """In a pod: the official client's in-cluster loader, a real service-account token from the API server."""
     from kubernetes.config import incluster_config
 
-    from aicr_admission.main import connect
-    from aicr_commands import _rollouts
+    from aicr_admission.main import service_session
+    from aicr_core import rollouts
 
     set_policy(OPEN)
     token = plane.kubectl("create", "token", "aicr-admission", "-n", "aicr-system").stdout.strip()
@@ -443,10 +443,80 @@ def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
     host, port = plane.url.removeprefix("https://").split(":")
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
-    cluster = connect(None)
+    cluster = service_session(None)
     compare(cluster.whoami().username, expected="system:serviceaccount:aicr-system:aicr-admission")
-    text, source = _rollouts.read_policy_file(cluster, "aicr-system")
+    text, source = rollouts.read_policy_file(cluster, "aicr-system")
     assert text is not None and "change-window" in text and source.startswith("ConfigMap aicr-system/"), text
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
     with pytest.raises(AicrError, match=r"\[KUBECONFIG\] no --kubeconfig, and not running in a pod"):
-        connect(None)
+        service_session(None)
+
+
+# -- one decision, three ways in ---------------------------------------------------------------------
+
+NOT_VALID = yaml.safe_dump({**HEAD, "policies": {"change-window": {"windows": "every day"}}})
+AGREEMENT = [  # (what the policy file is, --override flags, the decision all three reach)
+    ("none", (), None),
+    ("closed", (), "POLICY_DENIED"),
+    ("closed, overridable", ("--override", "change-window"), None),
+    ("closed", ("--override", "change-window"), "POLICY_DENIED"),  # not overridable
+    ("closed, warn", (), None),
+    ("not valid", (), "POLICY_ERROR"),
+    ("no policy.yaml key", (), "POLICY_ERROR"),  # a file nobody can read: refuses (fail closed)
+]
+
+
+def publish_state(plane: testbed.ControlPlane, webhook: Webhook, set_policy: SetPolicy, state: str) -> None:
+    """Put the policy file into `state` and wait until the webhook decides with it."""
+    closed = dict(CLOSED["change-window"])
+    if state == "none" or state == "no policy.yaml key":
+        plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+        if state == "none":
+            words = "no ConfigMap"
+        else:
+            plane.kubectl("create", "configmap", "-n", "aicr-system", "aicr-approval-policy",
+                          "--from-literal=other.yaml=x")
+            words = "no key policy.yaml"
+        ends = time.monotonic() + 10
+        while words not in webhook.get("/readyz")[1]:
+            assert time.monotonic() < ends, webhook.get("/readyz")
+            time.sleep(0.1)
+        return
+    if state == "not valid":
+        set_policy(text=NOT_VALID)
+        return
+    extra = {"overridable": True} if "overridable" in state else {"mode": "warn"} if "warn" in state else {}
+    set_policy({"change-window": {**closed, **extra}})
+
+
+@pytest.mark.parametrize("state, overrides, code", AGREEMENT)
+def test_approve_policy_check_and_the_webhook_reach_the_same_decision(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        state: str, overrides: tuple[str, ...], code: str | None) -> None:
+    """The CLI's check before a write (approve --dry-run=client), `policy check` and the webhook deciding a
+    raw write of the same approval (server dry run) all go through decide_write: same verdict, same code."""
+    publish_state(plane, hook, set_policy, state)
+    name = seed.rollout()
+    args = ("--reason", "CHG-1 upgrade", "--expires", "2h", *overrides)
+    approve = as_user(aicr, plane, "alice", "approve", name, *args, "--dry-run=client")
+    check = as_user(aicr, plane, "alice", "policy", "check", name, *args, "-o", "json")
+    body: dict[str, Any] = {"spec": {"approval": approval()}}
+    if overrides:
+        body["metadata"] = {"annotations": {"aicr.run/overrides": json.dumps(
+            [{"user": "alice", "action": "approve", "policies": ["change-window"], "time": now_plus()}])}}
+    raw = plane.kubectl("patch", "runtimerollout", name, "--type=merge", f"-p={json.dumps(body)}",
+                        "--dry-run=server", user="alice", check=False)
+
+    def cli_code(proc: subprocess.CompletedProcess[str]) -> str | None:
+        line = error_line(proc)
+        return line.split("]", 1)[0].removeprefix("error: [") if line else None
+
+    webhook_code = None
+    if raw.returncode != 0:
+        assert DENIED_BY in raw.stderr, raw.stderr
+        webhook_code = raw.stderr.split(DENIED_BY, 1)[1].split("]", 1)[0].removeprefix("[")
+    compare({"approve": cli_code(approve), "policy check": json.loads(check.stdout)["code"], "webhook": webhook_code},
+            expected={"approve": code, "policy check": code, "webhook": code},
+            suffix=f"{approve.stderr}\n{check.stderr}\n{raw.stderr}")
+    compare((approve.returncode, check.returncode), expected=(0, 0) if code is None else (1, 1))
+    compare(stored(plane, name).get("approval"), expected=None)

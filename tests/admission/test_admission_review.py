@@ -17,8 +17,8 @@ from aicr_admission import review
 from aicr_admission.policy_source import PolicySource
 from aicr_core import operator_api as api
 from aicr_core.errors import AicrError, Code
-from aicr_core.hookspecs import Identity
-from aicr_core.policy import PolicyEngine, Violation, hookimpl, policy_set
+from aicr_core.hookspecs import Identity, Violation, hookimpl
+from aicr_core.policy import PolicyEngine, policy_set
 
 from support.samples import rollout as sample
 
@@ -102,7 +102,7 @@ def no_assessment(rollout: api.Rollout) -> api.Assessment:
 
 
 def decide(req: dict[str, Any], policies: PolicyEngine | AicrError, **kw: Any) -> review.Answer:
-    return review.decide(req, policies, kw.pop("read_assessment", no_assessment), NOW)
+    return review.answer_review(req, policies, kw.pop("read_assessment", no_assessment), NOW)
 
 
 def test_the_hooks_get_what_the_cli_passes() -> None:

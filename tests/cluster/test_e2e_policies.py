@@ -317,12 +317,19 @@ def test_an_approver_who_cannot_read_the_file_is_refused(aicr: Aicr, plane: test
         denied(proc, code="POLICY_ERROR")
         assert error_line(proc).startswith(f"error: [POLICY_ERROR] cannot read the policy file {SOURCE}: "), proc.stderr
         compare(spec(plane, name).get("approval"), expected=None)
+        check = as_user(aicr, plane, "admin", "policy", "check", name, "--reason", "r", "--as", "carol",
+                        "--as-group", "test:approve-only", "-o", "json")  # the same decision, the same words
+        compare((check.returncode, json.loads(check.stdout)["code"]), expected=(1, "POLICY_ERROR"))
+        assert json.loads(check.stdout)["message"].startswith(f"cannot read the policy file {SOURCE}: ")
     finally:
         plane.kubectl("delete", "clusterrolebinding,clusterrole", "test-approve-only", "--ignore-not-found")
     # pat may read no ConfigMap either, but may not approve at all: the API server says so, as without a file.
     proc = as_user(aicr, plane, "pat", "approve", seed.rollout(), "--reason", "r")
     denied(proc, code="ADMISSION_DENIED")
     assert "user pat may not approve, revoke or acknowledge" in proc.stderr, proc.stderr
+    check = as_user(aicr, plane, "pat", "policy", "check", seed.rollout(), "--reason", "r", "-o", "json")
+    compare((check.returncode, json.loads(check.stdout)["code"]), expected=(1, "FORBIDDEN"))  # was: allowed
+    assert "user pat may not approve, revoke or acknowledge" in json.loads(check.stdout)["message"]
 
 
 # -- overrides ------------------------------------------------------------------------------------------

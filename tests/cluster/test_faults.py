@@ -55,7 +55,7 @@ STOP_POLICY = """
 import os, signal, time
 from pathlib import Path
 
-from aicr_core.policy import hookimpl
+from aicr_core.plugin import hookimpl
 
 
 @hookimpl

@@ -12,7 +12,7 @@ from aicr_core.errors import UsageError
 from aicr_core.flags import (
     MAX_API_TIME,
     FlagParser,
-    GoDuration,
+    ParsedDuration,
     add_common_flags,
     check_expires,
     check_reason,
@@ -64,7 +64,7 @@ def test_reason_bounds_are_checked_by_the_commands_that_use_it() -> None:
 def test_a_bound_is_no_parse_error() -> None:
     """The parser takes any reason and a negative expiry: only a command that uses them refuses."""
     parsed = args(reason="", expires="-1h", dir="")
-    compare((parsed.reason, parsed.expires, parsed.dir), expected=("", GoDuration("-1h", -3600 * 10**9), ""))
+    compare((parsed.reason, parsed.expires, parsed.dir), expected=("", ParsedDuration("-1h", -3600 * 10**9), ""))
     check_used_flags(parsed, ("reason", "expires"))  # their bounds are checked by approve and revoke themselves
     with ShouldRaise(UsageError("--dir must not be empty")):
         check_used_flags(parsed, ("dir",))

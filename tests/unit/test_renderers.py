@@ -12,6 +12,7 @@ from testfixtures import compare
 
 from aicr_commands import describe, reproduce
 from aicr_core import operator_api as api
+from aicr_core import rollouts
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
 from aicr_core.terminal import safe
@@ -64,7 +65,8 @@ def test_json_and_yaml_carry_the_same_data() -> None:
 
 def describe_result(**spec: object) -> Result:
     r = api.parse_rollout(rollout(**spec))
-    return Result("RolloutDescription", describe.describe(r, describe.verify_report(REPORT_DIGEST, REPORT)))
+    report = describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT))
+    return Result("RolloutDescription", describe.describe(r, report))
 
 
 STATES = {
@@ -105,13 +107,13 @@ class FakeCluster:
 
 
 def every_assessment_state() -> dict[str, dict[str, object]]:
-    docs = [describe.read_assessment(None, "aicr-system", None),  # type: ignore[arg-type]
-            describe.read_assessment(FakeCluster("NOT_FOUND"), "aicr-system", REPORT_DIGEST),  # type: ignore[arg-type]
-            describe.read_assessment(FakeCluster("FORBIDDEN"), "aicr-system", REPORT_DIGEST),  # type: ignore[arg-type]
-            describe.verify_report(REPORT_DIGEST, None, "aicr-system/x"),
-            describe.verify_report(REPORT_DIGEST, REPORT + " ", "aicr-system/x"),
-            describe.verify_report(api.sha256_digest("{nope"), "{nope", "aicr-system/x"),
-            describe.verify_report(REPORT_DIGEST, REPORT, "aicr-system/x")]
+    docs = [describe.assessment_document(rollouts.read_report(None, "aicr-system", None)),  # type: ignore[arg-type]
+            describe.assessment_document(rollouts.read_report(FakeCluster("NOT_FOUND"), "aicr-system", REPORT_DIGEST)),  # type: ignore[arg-type]
+            describe.assessment_document(rollouts.read_report(FakeCluster("FORBIDDEN"), "aicr-system", REPORT_DIGEST)),  # type: ignore[arg-type]
+            describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, None, "aicr-system/x")),
+            describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT + " ", "aicr-system/x")),
+            describe.assessment_document(rollouts.verify_report(api.sha256_digest("{nope"), "{nope", "aicr-system/x")),
+            describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT, "aicr-system/x"))]
     return {f"{d['status']}-{i}": d for i, d in enumerate(docs)}
 
 
@@ -142,10 +144,10 @@ def test_every_assessment_state_has_one_line_of_text(state: str) -> None:
 def test_describe_unverified_report() -> None:
     r = api.parse_rollout(rollout())
     text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
-        r, describe.verify_report(REPORT_DIGEST, REPORT + " "))))
+        r, describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT + " ")))))
     assert f"Assessment: unverified (the rollout records {REPORT_DIGEST}, the report's content is sha256:" in text
     assert "gpu-operator  version" not in text
-    invalid = describe.verify_report(api.sha256_digest("{nope"), "{nope")
+    invalid = describe.assessment_document(rollouts.verify_report(api.sha256_digest("{nope"), "{nope"))
     compare(invalid["status"], expected="invalid")
 
 
@@ -170,7 +172,7 @@ def test_a_64_step_rollout_with_a_1_mib_report() -> None:
     report = json.dumps({"components": components, "summary": "s", "padding": "x" * (1024 * 1024)})
     r = api.parse_rollout(rollout(steps=steps))
     text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
-        r, describe.verify_report(api.sha256_digest(report), report))))
+        r, describe.assessment_document(rollouts.verify_report(api.sha256_digest(report), report)))))
     compare((text.count("release-"), text.count("  safe  ")), expected=(64, 128))
 
 
