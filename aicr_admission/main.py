@@ -96,7 +96,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kubeconfig", metavar="PATH",
                    help="credentials to read the policy file; without it, the pod's service account")
     p.add_argument("--operator-namespace", default="aicr-system", metavar="NAMESPACE",
-                   help="where the policy file (ConfigMap aicr-approval-policy) lives (default aicr-system)")
+                   help="where assessment reports live (default aicr-system); the policy file is where the "
+                        "cluster says (ConfigMap kube-public/aicr-policy-location), as for kubectl aicr")
     p.add_argument("--request-timeout", type=seconds, default=5.0, metavar="DURATION",
                    help="the whole of one request: TLS handshake, headers, body, decision (default 5s)")
     p.add_argument("--tls-handshake-timeout", type=seconds, default=3.0, metavar="DURATION",
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     loaded = load_policies()
     log("policies loaded", policies=sorted(loaded.plugins), failed=dict(sorted(loaded.failures.items())) or None,
         level="error" if loaded.failures else "info")
-    source = PolicySource(loaded, lambda: rollouts.read_policy_file(session(), namespace),
+    source = PolicySource(loaded, lambda: rollouts.read_policy_file(session()),
                           interval=args.policy_refresh_interval, log=log)
 
     def read_assessment(rollout: api.Rollout) -> api.Assessment:

@@ -121,12 +121,13 @@ def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, 
         return _deny(answer, err)
     proposals = _proposals(adds)
     answer.actions = [action.name for action, _ in proposals]
-    if not proposals and not adds.overrides:  # nothing a person writes: a record reformatted, say
+    if not proposals and not adds.overrides and not adds.policy_decisions:  # a record reformatted, say
         answer.allowed = True
         return answer
     if not username:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, "the request names no user"))
-    misplaced = _misplaced_overrides(adds, username, answer.actions)
+    misplaced = _misplaced_overrides(adds, username, answer.actions) or _misplaced_decisions(
+        adds, username, answer.actions, engine)
     if misplaced:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, misplaced))
     stale = _clock_refusals(adds, now)
@@ -172,6 +173,23 @@ def _misplaced_overrides(adds: api.Added, username: str, actions: list[str]) -> 
         return f"an override must name the requesting user {username}"
     if len(adds.overrides) > 1 or any(o.action not in actions for o in adds.overrides):
         return "an override is recorded only in the write of the approval, revocation or acknowledgement it overrides"
+    return None
+
+
+def _misplaced_decisions(adds: api.Added, username: str, actions: list[str],
+                         engine: PolicyEngine | AicrError) -> str | None:
+    """A record of which policy file decided the write: the requester's, one per action the write adds, and
+    naming the very file this webhook enforces (a decision taken under another file is no decision here)."""
+    records = adds.policy_decisions
+    if any(d.user != username for d in records):
+        return f"a policy-decision record must name the requesting user {username}"
+    if len(records) != len({d.action for d in records}) or any(d.action not in actions for d in records):
+        return "a policy-decision record goes only with the approval, revocation or acknowledgement it decided"
+    if isinstance(engine, PolicyEngine):
+        for d in records:
+            if (d.location, d.digest) != (engine.source, engine.digest):
+                return (f"the write records that it was decided under {d.location} ({d.digest or 'no file'}), "
+                        f"but the policy file in force is {engine.source} ({engine.digest or 'no file'})")
     return None
 
 

@@ -126,8 +126,8 @@ def waits_for_person(rollout: api.Rollout) -> bool:
 class RolloutWrite:
     """What approve, revoke, acknowledge and `policy check` share: who you are, the rollout, a decision, a write.
 
-    Requests: a SelfSubjectReview, a GET of the rollout, a GET of the policy
-    file (after the command's own refusals), a GET of the assessment report
+    Requests: a SelfSubjectReview, a GET of the rollout, a GET of where the
+    policy file is and one of the file (after the command's own refusals), a GET of the assessment report
     only if an active policy reads it, a conditional PATCH (and a second GET
     of the rollout only when the PATCH lost a race; an access review only
     when the policy file may not be read). `--dry-run=server` sends
@@ -152,6 +152,7 @@ class RolloutWrite:
         self.me = self.cluster.whoami()
         self.rollout = rollouts.read_rollout(self.cluster, args.rollout)
         self.override: api.Override | None = None
+        self.decided_by: api.PolicyDecision | None = None  # the cluster's policy file that decided the write
 
     def propose(self, now: datetime) -> Any:
         """What the command would write at `now`; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
@@ -168,7 +169,7 @@ class RolloutWrite:
 
         file: rollouts.PolicyFile | AicrError
         try:
-            file = self.local or rollouts.read_policy_file(self.cluster, self.args.operator_namespace)
+            file = self.local or rollouts.read_policy_file(self.cluster)
         except AicrError as err:
             if err.code != Code.POLICY_ERROR:  # the file's own verdict refuses the write, as a decision
                 raise
@@ -193,6 +194,9 @@ class RolloutWrite:
             self.warn(line)
         if decision.overridden:
             self.override = api.Override(self.me.username, self.action.name, tuple(decision.overridden), now)
+        if self.local is None and decision.source is not None:  # decided by the cluster's file: say which
+            self.decided_by = api.PolicyDecision(self.me.username, self.action.name, now, decision.source,
+                                                 decision.digest)
 
     def write(self, value: Any) -> dict[str, Any]:
         """One conditional write of `value` (with the override, if any); on a lost race, re-read and say who won.
@@ -206,6 +210,8 @@ class RolloutWrite:
         patch = self.action.patch(self.rollout, value)
         if self.override is not None:
             patch = api.with_override(self.rollout, patch, self.override)
+        if self.decided_by is not None:
+            patch = api.with_policy_decision(self.rollout, patch, self.decided_by)
         mode, path = getattr(self.args, "dry_run", "none"), api.rollout_path(self.rollout.name)
         if mode == "client":
             self.check_permissions()

@@ -137,6 +137,8 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                              for a in r.acknowledgements],
         "overrides": [{"user": o.user, "action": o.action, "policies": list(o.policies), "time": time_or_none(o.time)}
                       for o in r.overrides],
+        "policyDecisions": [{"user": d.user, "action": d.action, "time": time_or_none(d.time),
+                             "location": d.location, "digest": d.digest} for d in r.policy_decisions],
     }
 
 

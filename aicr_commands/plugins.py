@@ -46,16 +46,14 @@ class Plugins(AicrCommand):
             from aicr_core import rollouts
 
             text, source = (rollouts.read_local_policy_file(args.policy_file) if args.policy_file
-                            else rollouts.read_policy_file(_rollouts.session(args), args.operator_namespace))
+                            else rollouts.read_policy_file(_rollouts.session(args)))
             engine = PolicyEngine.build(loaded, text, source)
             policy_file = {"source": source, "found": text is not None, "digest": engine.digest,
                            "error": f"does not validate ({len(engine.problems)} problem(s)): every approval, "
                                     "revocation and acknowledgement is refused; run kubectl aicr policy validate"
                            if engine.problems else None}
         except AicrError as err:
-            from aicr_core.policy_file import configmap_source
-
-            policy_file = {"source": args.policy_file or configmap_source(args.operator_namespace),
+            policy_file = {"source": args.policy_file or "the cluster's policy file",
                            "found": None, "digest": None, "error": f"[{err.code}] {err.message}"}
         rows: list[dict[str, Any]] = []
         for group_name in entry_points.GROUPS:

@@ -44,7 +44,8 @@ SOURCE_APPLICATIONS = "applications"
 # not extend an API it does not own: they are annotations, each one JSON list that only grows
 # (the admission webhook enforces that; without it they are best effort, see docs/policies.md).
 ANNOTATION_OVERRIDES = "aicr.run/overrides"
-RECORD_ANNOTATIONS = (ANNOTATION_OVERRIDES,)
+ANNOTATION_DECISIONS = "aicr.run/policy-decisions"  # which policy file decided each approval, revocation, ack
+RECORD_ANNOTATIONS = (ANNOTATION_OVERRIDES, ANNOTATION_DECISIONS)
 MAX_RECORD_ENTRIES = 200  # far above what a rollout sees (one approval, one revocation, 64 acknowledgements)
 ACTION_NAMES = ("approve", "revoke", "acknowledge")
 
@@ -212,6 +213,16 @@ class Override(NamedTuple):
     time: datetime
 
 
+class PolicyDecision(NamedTuple):
+    """Which policy file decided a write: recorded by kubectl aicr in the write itself."""
+
+    user: str
+    action: str  # approve | revoke | acknowledge
+    time: datetime
+    location: str  # the policy file, in words: ConfigMap <namespace>/aicr-approval-policy (key policy.yaml)
+    digest: str | None  # sha256 of its text; None when there was no file there
+
+
 class Step(NamedTuple):
     """A step of the rollout: what the spec plans, with the state the status reports."""
 
@@ -266,6 +277,8 @@ class Rollout(NamedTuple):
     overrides: tuple[Override, ...] = ()
     stored_overrides: tuple[Mapping[str, Any], ...] = ()
     annotations: Mapping[str, str] = {}  # this plugin's record annotations only (RECORD_ANNOTATIONS), as stored
+    policy_decisions: tuple[PolicyDecision, ...] = ()
+    stored_policy_decisions: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ended(self) -> bool:
@@ -321,6 +334,11 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
         overrides += [parse_override(e) for e in stored_overrides]
     except AicrError:
         stored_overrides = ()
+    try:
+        stored_decisions = record_entries(annotations.get(ANNOTATION_DECISIONS), ANNOTATION_DECISIONS)
+        decisions = tuple(parse_policy_decision(e) for e in stored_decisions)
+    except AicrError:
+        stored_decisions, decisions = (), ()
     return Rollout(
         name=r.text("metadata.name"),
         resource_version=r.text("metadata.resourceVersion"),
@@ -348,6 +366,8 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
         overrides=tuple(overrides),
         stored_overrides=stored_overrides,
         annotations=annotations,
+        policy_decisions=decisions,
+        stored_policy_decisions=stored_decisions,
     )
 
 
@@ -380,6 +400,7 @@ class Added(NamedTuple):
     revocation: Revocation | None = None
     acknowledgements: tuple[Acknowledgement, ...] = ()
     overrides: tuple[Override, ...] = ()
+    policy_decisions: tuple[PolicyDecision, ...] = ()
 
 
 def added(before: Rollout, after: Rollout) -> Added:
@@ -397,6 +418,7 @@ def added(before: Rollout, after: Rollout) -> Added:
         revocation=after.revocation if before.revocation is None else None,
         acknowledgements=new(after.acknowledgements, after.stored_acknowledgements, before.stored_acknowledgements),
         overrides=tuple(parse_override(e) for e in _new_entries(before, after, ANNOTATION_OVERRIDES)),
+        policy_decisions=tuple(parse_policy_decision(e) for e in _new_entries(before, after, ANNOTATION_DECISIONS)),
     )
 
 
@@ -432,6 +454,18 @@ def parse_override(entry: Mapping[str, Any]) -> Override:
             or not all(isinstance(n, str) and n for n in policies):
         raise AicrError(Code.INVALID_OBJECT, f"{o.what} is not {{user, action, policies[], time}}: {entry!r}"[:300])
     return Override(o.text("user"), o.text("action"), tuple(policies), _required_time(o, "time"))
+
+
+def parse_policy_decision(entry: Mapping[str, Any]) -> PolicyDecision:
+    """One entry of the policy-decisions annotation; INVALID_OBJECT unless it has exactly the documented shape."""
+    d = _Reader(entry, f"annotation {ANNOTATION_DECISIONS}: an entry")
+    digest = entry.get("digest")
+    if set(entry) != {"user", "action", "time", "location", "digest"} or not d.text("user") \
+            or d.text("action") not in ACTION_NAMES or not d.text("location") \
+            or not (digest is None or (isinstance(digest, str) and is_digest(digest))):
+        raise AicrError(Code.INVALID_OBJECT, f"{d.what} is not {{user, action, time, location, digest}}: "
+                        f"{entry!r}"[:300])
+    return PolicyDecision(d.text("user"), d.text("action"), _required_time(d, "time"), d.text("location"), digest)
 
 
 def record_growth(before: Rollout, after: Rollout) -> list[str]:
@@ -483,6 +517,13 @@ def with_override(rollout: Rollout, patch: dict[str, Any], override: Override) -
     entry = {"user": override.user, "action": override.action, "policies": list(override.policies),
              "time": format_time(override.time)}
     return _with_annotation(patch, ANNOTATION_OVERRIDES, [*rollout.stored_overrides, entry])
+
+
+def with_policy_decision(rollout: Rollout, patch: dict[str, Any], decision: PolicyDecision) -> dict[str, Any]:
+    """`patch` that also records which policy file decided it: one write."""
+    entry = {"user": decision.user, "action": decision.action, "time": format_time(decision.time),
+             "location": decision.location, "digest": decision.digest}
+    return _with_annotation(patch, ANNOTATION_DECISIONS, [*rollout.stored_policy_decisions, entry])
 
 
 def _with_annotation(patch: dict[str, Any], key: str, entries: list[Mapping[str, Any]]) -> dict[str, Any]:

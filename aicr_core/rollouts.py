@@ -11,6 +11,7 @@ Commands turn what these return into their documents; the webhook into its answe
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -55,12 +56,44 @@ class PolicyFileUnreadable(AicrError):
     """The user may not read the policy file (POLICY_ERROR)."""
 
 
-def read_policy_file(cluster: Cluster, namespace: str) -> PolicyFile:
-    """The cluster's policy file: one GET. No ConfigMap: text None.
+# Where the cluster's policy file lives is decided on the cluster, by whoever may write in kube-public
+# (cluster admins): no flag, environment variable or kubeconfig setting of an approver moves it
+# (docs/policies.md). The ConfigMap below names the namespace; without it, aicr-system.
+LOCATION_NAMESPACE = "kube-public"
+LOCATION_CONFIGMAP = "aicr-policy-location"
+LOCATION_KEY = "namespace"
+DEFAULT_POLICY_NAMESPACE = "aicr-system"
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def policy_namespace(cluster: Cluster) -> str:
+    """The namespace of the cluster's policy file, as the cluster's admins set it (one GET)."""
+    where = f"ConfigMap {LOCATION_NAMESPACE}/{LOCATION_CONFIGMAP}"
+    try:
+        configmap = cluster.get(api.configmap_path(LOCATION_NAMESPACE, LOCATION_CONFIGMAP))
+    except AicrError as err:
+        if err.code == Code.NOT_FOUND:
+            return DEFAULT_POLICY_NAMESPACE
+        if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
+            # Not knowing where the rules are must not mean having none (nor reading them elsewhere).
+            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read {where}, which says where the policy "
+                                       f"file lives: {err.message}; refusing (fail closed)") from None
+        raise
+    data = configmap.get("data") if isinstance(configmap, dict) else None
+    namespace = data.get(LOCATION_KEY) if isinstance(data, dict) else None
+    if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
+        raise AicrError(Code.POLICY_ERROR, f"{where} names no namespace in data.{LOCATION_KEY}; "
+                        "refusing (fail closed)")
+    return namespace
+
+
+def read_policy_file(cluster: Cluster) -> PolicyFile:
+    """The cluster's policy file, where the cluster says it is: two GETs. No ConfigMap: text None.
 
     A file that cannot be read (no permission, no `policy.yaml` key) refuses:
     not knowing the rules must not mean having none.
     """
+    namespace = policy_namespace(cluster)
     source = policy_file.configmap_source(namespace)
     try:
         configmap = cluster.get(api.configmap_path(namespace, policy_file.CONFIGMAP_NAME))

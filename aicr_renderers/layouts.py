@@ -34,6 +34,7 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
         ("Deadline", value(d.get("deadline"))),
         ("Approval", approval_text(d.get("approval") or {})),
         *([("Overrides", overrides_text(d["overrides"]))] if d.get("overrides") else []),
+        *([("Decided by", decisions_text(d["policyDecisions"]))] if d.get("policyDecisions") else []),
         ("Message", value(d.get("message"))),
         ("Inventory", f"{value(inventory.get('releases'), '0')} releases, {value(inventory.get('digest'))}"),
     ])
@@ -84,6 +85,12 @@ def overrides_text(overrides: list[dict[str, Any]]) -> str:
     """`change-window by alice at approve (2026-11-30T10:00:00Z)`, one per override, `; ` between."""
     return "; ".join(f"{', '.join(value(p) for p in o.get('policies') or [])} by {value(o.get('user'))} "
                      f"at {value(o.get('action'))} ({value(o.get('time'))})" for o in overrides)
+
+
+def decisions_text(decisions: list[dict[str, Any]]) -> str:
+    """`approve by alice under ConfigMap aicr-system/aicr-approval-policy (key policy.yaml) sha256:3f9a1c0d2b7e4a51`."""
+    return "; ".join(f"{value(d.get('action'))} by {value(d.get('user'))} under {value(d.get('location'))} "
+                     f"{value((d.get('digest') or 'no file')[:23])}" for d in decisions)
 
 
 def step_state(state: Any) -> str:

@@ -445,7 +445,7 @@ def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
     cluster = service_session(None)
     compare(cluster.whoami().username, expected="system:serviceaccount:aicr-system:aicr-admission")
-    text, source = rollouts.read_policy_file(cluster, "aicr-system")
+    text, source = rollouts.read_policy_file(cluster)
     assert text is not None and "change-window" in text and source.startswith("ConfigMap aicr-system/"), text
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
     with pytest.raises(AicrError, match=r"\[KUBECONFIG\] no --kubeconfig, and not running in a pod"):
@@ -520,3 +520,26 @@ def test_approve_policy_check_and_the_webhook_reach_the_same_decision(
             suffix=f"{approve.stderr}\n{check.stderr}\n{raw.stderr}")
     compare((approve.returncode, check.returncode), expected=(0, 0) if code is None else (1, 1))
     compare(stored(plane, name).get("approval"), expected=None)
+
+
+def test_a_write_records_the_policy_file_that_decided_it_and_the_webhook_refuses_another(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy(OPEN)
+    body = yaml.safe_dump({**HEAD, "policies": OPEN})
+    name = seed.rollout()
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 upgrade")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    metadata = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]
+    (record,) = json.loads(metadata["annotations"]["aicr.run/policy-decisions"])
+    compare((record["location"], record["digest"]), expected=(
+        "ConfigMap aicr-system/aicr-approval-policy (key policy.yaml)", "sha256:" + hashlib.sha256(
+            body.encode()).hexdigest()))
+    other = seed.rollout()
+    elsewhere = {**record, "time": now_plus(), "location": "ConfigMap team/aicr-approval-policy (key policy.yaml)",
+                 "digest": None}
+    refused(raw_write(plane, "alice", other, {"metadata": {"annotations": {
+        "aicr.run/policy-decisions": json.dumps([elsewhere])}}, "spec": {"approval": approval()}}), DENIED_BY,
+        "decided under ConfigMap team/aicr-approval-policy (key policy.yaml) (no file), but the policy file in force "
+        "is ConfigMap aicr-system/aicr-approval-policy")
+    refused(raw_write(plane, "alice", name, {"metadata": {"annotations": {"aicr.run/policy-decisions": "[]"}}}),
+            DENIED_BY, "only grows")

@@ -389,3 +389,29 @@ def test_the_policy_source_survives_a_failure_it_did_not_expect() -> None:
     refusal = source.engine()
     assert isinstance(refusal, AicrError) and "(RuntimeError: a bug)" in refusal.message, refusal
     compare(logged, expected=[("cannot read the policy file", "RuntimeError: a bug")])
+
+
+FILE_TEXT = HEAD + "policies: {}\n"
+
+
+def decided_under(location: str, digest: str | None, user: str = "alice", action: str = "approve") -> dict[str, Any]:
+    return {"user": user, "action": action, "time": at(), "location": location, "digest": digest}
+
+
+@pytest.mark.parametrize("entry, allowed, words", [
+    (decided_under("the source", api.sha256_digest(FILE_TEXT)), True, ""),
+    (decided_under("the source", api.sha256_digest(FILE_TEXT + "# edited\n")), False, "decided under the source"),
+    (decided_under("ConfigMap team/aicr-approval-policy (key policy.yaml)", None), False, "the policy file in force"),
+    (decided_under("the source", api.sha256_digest(FILE_TEXT), user="bob"), False, "requesting user alice"),
+    (decided_under("the source", api.sha256_digest(FILE_TEXT), action="revoke"), False, "goes only with"),
+])
+def test_a_write_decided_under_another_policy_file_is_refused(entry: dict[str, Any], allowed: bool,
+                                                             words: str) -> None:
+    old = sample()
+    new = copy.deepcopy(old)
+    new["spec"]["approval"] = APPROVAL
+    new["metadata"]["annotations"] = {api.ANNOTATION_DECISIONS: json.dumps([entry])}
+    built = PolicyEngine.build(policy_set({}), FILE_TEXT, "the source")
+    answer = review.answer_review(request(old, new), built, no_assessment, NOW)
+    compare(answer.allowed, expected=allowed, suffix=answer.message)
+    assert words in answer.message, answer.message

@@ -181,7 +181,7 @@ def test_the_describe_document_keeps_its_documented_keys() -> None:
     data = describe_result(**STATES["approved"]).data
     compare(list(data), expected=["rollout", "runtimeUID", "transition", "phase", "outcome", "deadline", "approval",
                                   "message", "inventory", "steps", "assessment", "records", "acknowledgements",
-                                  "overrides"])
+                                  "overrides", "policyDecisions"])  # policyDecisions: added, documented
     compare(list(data["approval"]), expected=["required", "user", "expires", "reason", "revocation"])
     compare(list(data["steps"][0]), expected=["release", "operation", "assessment", "changesCRDs", "state", "message"])
     documented = (Path(__file__).resolve().parents[2] / "docs" / "output.md").read_text()
