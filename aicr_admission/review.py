@@ -32,7 +32,7 @@ from typing import Any
 
 from aicr_core import clock
 from aicr_core import operator_api as api
-from aicr_core.actions import ACTIONS, Action
+from aicr_core.actions import ACTIONS, Action, approval_expiry_problem
 from aicr_core.errors import AicrError, Code, VerdictWord
 from aicr_core.hookspecs import Identity, PolicyContext
 from aicr_core.policy import PolicyEngine
@@ -196,9 +196,11 @@ def _misplaced_decisions(adds: api.Added, username: str, actions: list[str],
 def _clock_refusals(adds: api.Added, now: datetime) -> list[str]:
     """What CEL cannot check, having no clock."""
     problems = []
-    if adds.approval is not None and adds.approval.expires <= now:
+    # The CLI's own bound on --expires, with the minute of clock skew allowed below: what passed it passes here.
+    short = approval_expiry_problem(adds.approval.expires, now, clock_skew=CLOCK_SKEW) if adds.approval else None
+    if adds.approval is not None and short:
         problems.append(f"the approval expires at {clock.format_time(adds.approval.expires)}, which is not in the "
-                        f"future (the webhook's clock says {clock.format_time(now)})")
+                        f"future (the webhook's clock says {clock.format_time(now)}; {short})")
     moments = [("the revocation", adds.revocation.time)] if adds.revocation is not None else []
     moments += [(f"the acknowledgement of {ack.release}", ack.time) for ack in adds.acknowledgements]
     for what, moment in moments:

@@ -35,6 +35,29 @@ class Action:
 
 # -- approve ------------------------------------------------------------------------------------------
 
+# The shortest approval: one that would be expired (or about to be) when it reaches the API server uses
+# up the rollout's one approval for nothing.
+MIN_APPROVAL = timedelta(minutes=1)
+
+
+def approval_expiry_problem(expires: datetime, now: datetime, *, clock_skew: timedelta = timedelta(0)) -> str | None:
+    """The one bound on when an approval may end: at least MIN_APPROVAL after `now`, and never at or before it.
+
+    The CLI applies it to `--expires` before any API call, with its own clock;
+    the admission webhook to the approval a write adds, with its clock and the
+    minute of `clock_skew` it allows everywhere: a write that passed the CLI passes it.
+    """
+    if expires > now and expires >= now + MIN_APPROVAL - clock_skew:
+        return None
+    return (f"an approval must last at least {_words(MIN_APPROVAL)}; this one would end at "
+            f"{clock.format_time(expires)}")
+
+
+def _words(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+
+
 def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: datetime) -> datetime:
     """When the approval ends; raises the upstream refusals in the order a user expects them."""
     if rollout.ended:

@@ -84,6 +84,11 @@ def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
     if ends is None or ends > MAX_API_TIME:
         raise UsageError(f"--expires {expires.text} ends after {MAX_API_TIME:%Y-%m-%dT%H:%M:%SZ}, "
                          "the latest time the API can store")
+    from aicr_core.actions import MIN_APPROVAL, approval_expiry_problem  # the bound the webhook applies too
+
+    if approval_expiry_problem(ends, now):
+        raise UsageError(f"--expires {expires.text} is shorter than the minimum, {MIN_APPROVAL.seconds // 60}m: "
+                         "an approval that ends before it is stored, or right after, approves nothing")
     return ends
 
 

@@ -74,11 +74,25 @@ def approval_text(a: dict[str, Any], brief: bool = False) -> str:
         return (f"revoked by {value(revocation.get('user'))} at {value(revocation.get('time'))}"
                 f" ({value(revocation.get('reason'))})")
     if a.get("user"):
-        approved = f"approved by {value(a.get('user'))} until {value(a.get('expires'))}"
+        ended = _expired(a.get("expires"))
+        approved = (f"approved by {value(a.get('user'))}, expired {ended}" if ended
+                    else f"approved by {value(a.get('user'))} until {value(a.get('expires'))}")
         return approved if brief else f"{approved} ({value(a.get('reason'))})"
     if a.get("required"):
         return "pending" if brief else "required, pending"
     return "not required"
+
+
+def _expired(expires: Any) -> str | None:
+    """When an approval's expiry has passed: `08:17Z` that day, else the whole time; None while it holds."""
+    try:
+        moment = clock.parse_time(expires) if isinstance(expires, str) else None
+    except ValueError:
+        return None
+    now = clock.now()
+    if moment is None or moment > now:
+        return None
+    return moment.strftime("%H:%MZ") if moment.date() == now.date() else clock.format_time(moment)
 
 
 def overrides_text(overrides: list[dict[str, Any]]) -> str:

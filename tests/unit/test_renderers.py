@@ -1,16 +1,19 @@
 """Renderers: control characters never reach the terminal; text layouts match the golden files."""
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from testfixtures import compare
+from testfixtures import Replacer, compare, mock_datetime
 
 from aicr_commands import describe, reproduce
+from aicr_commands.list import item as listing_item
 from aicr_core import operator_api as api
 from aicr_core import rollouts
 from aicr_core.errors import AicrError
@@ -91,9 +94,33 @@ def check_golden(name: str, text: str) -> None:
     compare(text, expected=path.read_text())
 
 
+@pytest.fixture
+def at_the_samples_time() -> Iterator[None]:
+    """The clock of the samples: 2026-11-30 01:00 UTC, an hour before the sample approval expires."""
+    with Replacer() as replace:
+        replace("aicr_core.clock.datetime", mock_datetime(2026, 11, 30, 1, 0, 0, tzinfo=dt.timezone.utc, delta=0))
+        yield
+
+
 @pytest.mark.parametrize("state", sorted(STATES))
-def test_describe_golden(state: str) -> None:
+def test_describe_golden(state: str, at_the_samples_time: None) -> None:
     check_golden(f"describe-{state}.txt", render(TextRenderer(), describe_result(**STATES[state])))
+
+
+def test_an_approval_whose_expiry_has_passed_is_shown_as_expired() -> None:
+    approval = {"user": "bob", "expires": "2026-11-30T08:17:00Z", "reason": "CHG-1"}
+    shown = []
+    for now in ((2026, 11, 30, 8, 16, 59), (2026, 11, 30, 8, 17, 0), (2026, 12, 1, 9, 0, 0)):
+        with Replacer() as replace:
+            replace("aicr_core.clock.datetime", mock_datetime(*now, tzinfo=dt.timezone.utc, delta=0))
+            text = render(TextRenderer(), describe_result(approval=approval))
+            listing = render(TextRenderer(), Result("RolloutList", {"items": [
+                listing_item(api.parse_rollout(rollout(approval=approval)), {"status": "none"})]}))
+        shown.append(([line for line in text.splitlines() if line.startswith("Approval:")][0], "expired" in listing))
+    compare(shown, expected=[
+        ("Approval:     approved by bob until 2026-11-30T08:17:00Z (CHG-1)", False),
+        ("Approval:     approved by bob, expired 08:17Z (CHG-1)", True),
+        ("Approval:     approved by bob, expired 2026-11-30T08:17:00Z (CHG-1)", True)])
 
 
 class FakeCluster:
