@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -135,8 +134,7 @@ class RolloutWrite:
     SelfSubjectAccessReviews instead and no write.
     """
 
-    def __init__(self, args: argparse.Namespace, action: Action, warn: Callable[[str], None], *,
-                 writes: bool = True) -> None:
+    def __init__(self, args: argparse.Namespace, action: Action, *, writes: bool = True) -> None:
         from aicr_core import rollouts
 
         if writes and getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
@@ -147,7 +145,9 @@ class RolloutWrite:
         # Read the local file first: a typo in its path fails before any request.
         self.local = rollouts.read_local_policy_file(args.policy_file) if getattr(args, "policy_file", None) else None
         self.args, self.action = args, action
-        self.warn = warn  # the app's `warning:` line: a command never writes to stderr itself
+        # The policies' warnings (warn mode, overridden refusals): the command's Result carries them,
+        # so they are printed with the write that followed them, never before a refusal that wrote nothing.
+        self.warnings: list[str] = []
         self.cluster = session(args)
         self.me = self.cluster.whoami()
         self.rollout = rollouts.read_rollout(self.cluster, args.rollout)
@@ -182,16 +182,15 @@ class RolloutWrite:
             may_write=lambda: self.cluster.can_i(**api.approver_access(self.rollout.name)))
 
     def check_policies(self, value: Any, now: datetime) -> None:
-        """Raises the decision's refusal (POLICY_DENIED, POLICY_ERROR, FORBIDDEN); warnings go to stderr;
-        an override is kept to be recorded by `write`."""
+        """Raises the decision's refusal (POLICY_DENIED, POLICY_ERROR); warnings are kept in `warnings` for
+        the result; an override and the policy file that decided are kept to be recorded by `write`."""
         from aicr_core import operator_api as api
 
         decision = self.decision(value, now)
         refusal = decision.refusal()
         if refusal is not None:
             raise refusal
-        for line in decision.warnings():
-            self.warn(line)
+        self.warnings.extend(decision.warnings())
         if decision.overridden:
             self.override = api.Override(self.me.username, self.action.name, tuple(decision.overridden), now)
         if self.local is None and decision.source is not None:  # decided by the cluster's file: say which
@@ -220,6 +219,10 @@ class RolloutWrite:
             self.cluster.patch(path, patch, dry_run=mode == "server")
             return {"dryRun": mode}
         except AicrError as err:
+            if err.code == Code.TIMEOUT and mode == "none":
+                # The request was sent: the server may have stored it before the answer was lost.
+                raise AicrError(Code.TIMEOUT, f"{err.message}; the {self.action.name} was sent and may have been "
+                                f"stored: check with kubectl aicr describe {self.rollout.name}", err.details) from None
             if err.code != Code.CONFLICT:
                 raise
         raise self.action.lost_race(rollouts.read_rollout(self.cluster, self.rollout.name))

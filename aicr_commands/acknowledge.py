@@ -39,8 +39,11 @@ class Acknowledge(AicrCommand):
         _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core import operator_api as api
         from aicr_core.actions import ACKNOWLEDGE
 
-        ack, written = _rollouts.RolloutWrite(args, ACKNOWLEDGE, self.app.warn).run()
+        session = _rollouts.RolloutWrite(args, ACKNOWLEDGE)
+        ack, written = session.run()
         return Result("Acknowledgement", {"rollout": args.rollout, "release": ack.release, "user": ack.user,
-                                          "time": clock.format_time(ack.time), **written})
+                                          "time": clock.format_time(ack.time), **written},
+                      names=(api.rollout_reference(args.rollout),), warnings=tuple(session.warnings))

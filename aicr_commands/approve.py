@@ -48,10 +48,13 @@ class Approve(AicrCommand):
         _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core import operator_api as api
         from aicr_core.actions import APPROVE
 
         reason = check_reason(args, "approve")
         check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call
-        approval, written = _rollouts.RolloutWrite(args, APPROVE, self.app.warn).run()
+        session = _rollouts.RolloutWrite(args, APPROVE)
+        approval, written = session.run()
         return Result("Approval", {"rollout": args.rollout, "user": approval.user,
-                                   "expires": clock.format_time(approval.expires), "reason": reason, **written})
+                                   "expires": clock.format_time(approval.expires), "reason": reason, **written},
+                      names=(api.rollout_reference(args.rollout),), warnings=tuple(session.warnings))

@@ -55,12 +55,14 @@ class Describe(AicrCommand):
             from aicr_core.deadline import Deadline
 
             return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args))
+        from aicr_core import operator_api as api
         from aicr_core import rollouts
 
         cluster = _rollouts.session(args)
         rollout = rollouts.read_rollout(cluster, args.rollout)
         report = rollouts.read_report(cluster, args.operator_namespace, rollout.assessment_digest)
-        return Result("RolloutDescription", describe(rollout, assessment_document(report)))
+        return Result("RolloutDescription", describe(rollout, assessment_document(report)),
+                      names=(api.rollout_reference(rollout.name),))
 
 
 def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
@@ -139,6 +141,8 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                       for o in r.overrides],
         "policyDecisions": [{"user": d.user, "action": d.action, "time": time_or_none(d.time),
                              "location": d.location, "digest": d.digest} for d in r.policy_decisions],
+        "conditions": [{"type": c.type, "status": c.status, "reason": c.reason or None, "message": c.message or None,
+                        "lastTransitionTime": time_or_none(c.last_transition)} for c in r.conditions],
     }
 
 

@@ -17,7 +17,15 @@ if TYPE_CHECKING:
 
 # AICR's verdicts, worst first: a list shows the worst verdict of a rollout's report.
 VERDICTS = ("blocked", "unknown", "manual", "unversioned", "safe")
+# The operator's phases (operator_api.PHASES, spelled here so that `help` need not import the API module).
+PHASES = ("Pending", "AwaitingApproval", "Progressing", "AwaitingAcknowledgement", "Validating", "Ended")
 MAX_WARNINGS = 5  # about malformed rollouts: a handful names them, the rest are counted
+
+
+def phase_name(text: str) -> str:
+    if text not in PHASES:
+        raise argparse.ArgumentTypeError(f"unknown phase {text!r}: use one of {', '.join(PHASES)}")
+    return text
 
 
 class List(AicrCommand):
@@ -44,8 +52,8 @@ class List(AicrCommand):
       # Every rollout, ended ones too, with transitions and step counts
       kubectl aicr list --all -o wide
 
-      # Names only, for a script
-      kubectl aicr list --pending -o name
+      # Names of those in one phase, for a script
+      kubectl aicr list --phase AwaitingAcknowledgement -o name
 
     Codes:
       NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)
@@ -60,6 +68,11 @@ class List(AicrCommand):
         parser.add_argument("--pending", action="store_true",
                             help="only rollouts waiting for a person: AwaitingApproval with no approval yet, or "
                                  "AwaitingAcknowledgement of a release nobody has acknowledged")
+        action = parser.add_argument(
+            "--phase", metavar="PHASE", type=phase_name, action="append", default=[],
+            help="only rollouts in this phase (repeatable; Ended lists ended ones without --all): "
+                 + ", ".join(PHASES))
+        action.completer = lambda prefix, **_: [p for p in PHASES if p.startswith(prefix)]  # type: ignore[attr-defined]
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from concurrent.futures import ThreadPoolExecutor
@@ -77,7 +90,8 @@ class List(AicrCommand):
             objects = list_rollouts(cluster)
             rollouts, warnings = parse_all(objects)
             del objects  # the raw JSON is most of the memory: let it go before the reports arrive
-            rollouts = [r for r in rollouts if (args.all or not r.ended)
+            rollouts = [r for r in rollouts if (args.all or not r.ended or api.PHASE_ENDED in args.phase)
+                        and (not args.phase or r.phase in args.phase)
                         and (not args.pending or _rollouts.waits_for_person(r))]
             rollouts.sort(key=lambda r: r.name)
             rollouts.sort(key=lambda r: r.created or _EPOCH, reverse=True)  # newest first, ties by name

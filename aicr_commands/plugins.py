@@ -78,7 +78,8 @@ class Plugins(AicrCommand):
                                  "distribution": distribution, "version": version,
                                  "status": status, "error": error,
                                  **policy_columns(engine, name if group_name == entry_points.POLICIES else None)})
-        return Result("PluginList", {"plugins": rows, "policyFile": policy_file})
+        return Result("PluginList", {"plugins": rows, "policyFile": policy_file},
+                      names=tuple(f"{row['group']}/{row['name']}" for row in rows))
 
 
 def policy_columns(engine: PolicyEngine | None, policy: str | None) -> dict[str, Any]:

@@ -21,6 +21,8 @@ class Policy(AicrCommand):
       or error, with its message and the facts it used. Exit 1 when the real
       command would be refused. -o json is a decision record to archive.
       Flags that plugins add to approve (such as --ticket) are not available here.
+      Without --reason, every policy runs but those that read the reason:
+      they show as skipped, and the last line says so.
 
     policy validate FILE
       Checks an ApprovalPolicy file against the schema and the installed
@@ -65,21 +67,27 @@ def validate(path: str) -> Result:
 def check(args: argparse.Namespace) -> Result:
     """The real command's path, without its write: the same refusals and the same `decide_write`."""
     from aicr_core import clock
+    from aicr_core import operator_api as api
     from aicr_core.actions import ACTIONS
+    from aicr_core.policy import without
 
     try:
         args.rollout = _rollouts.valid_rollout_name(args.target)
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
-    if args.action in ("approve", "revoke"):
+    without_reason = args.action in ("approve", "revoke") and args.reason is None
+    if args.action in ("approve", "revoke") and not without_reason:
         check_reason(args, f"policy check --action {args.action}")
     if args.action == "approve":
         check_expires(args, clock.now())  # as approve checks it: before any API call
-    session = _rollouts.RolloutWrite(args, ACTIONS[args.action], lambda line: None, writes=False)
+    session = _rollouts.RolloutWrite(args, ACTIONS[args.action], writes=False)
     now = clock.now()
-    decision = session.decision(session.propose(now), now)  # the real command's own refusals first
-    record = decision.record()
+    value = session.propose(now)  # the real command's own refusals first
+    if without_reason:  # a policy that reads the reason is skipped (NotGiven), never run on a placeholder
+        value = without(value, "reason", "--reason TEXT")
+    record = session.decision(value, now).record()
     me = session.me
     return Result("PolicyDecision", {"rollout": session.rollout.name, "user": {"username": me.username,
-                                                                              "groups": list(me.groups)}, **record},
-                  exit_code=0 if record["allowed"] else 1)
+                                                                              "groups": list(me.groups)},
+                                     "withoutReason": without_reason, **record},
+                  names=(api.rollout_reference(session.rollout.name),), exit_code=0 if record["allowed"] else 1)

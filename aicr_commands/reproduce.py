@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from aicr_commands._rollouts import session
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.result import Result
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class Reproduce(AicrCommand):
         wanted = api.plan_names(args.plan) if args.plan else None
         from aicr_core.rollouts import get_object
 
+        mountable_dir(Path(args.dir))  # before any call: a usage error writes and asks nothing
         cluster = session(args)
         if wanted is None:
             runtime = api.parse_runtime(get_object(cluster, api.runtime_path(), f"ClusterRuntime {api.RUNTIME_NAME}"))
@@ -69,7 +70,15 @@ class Reproduce(AicrCommand):
         return Result("Reproduction", {
             "plan": plan.digest, "configMap": where, "aicrImage": plan.aicr_image, "bundle": plan.bundle,
             "recipe": str(target), "renderFlags": list(plan.render_flags or ()),
-            "commands": commands(plan, Path(args.dir))})
+            "commands": commands(plan, Path(args.dir))}, names=(f"configmap/{name}",))
+
+
+def mountable_dir(directory: Path) -> None:
+    """A --dir the printed `docker run -v DIR:/work` mounts as written: docker splits -v at every colon."""
+    work = str(directory.resolve())
+    if ":" in work:
+        raise UsageError(f"--dir {directory} is {work}, whose colon docker run -v would split the mount at; "
+                         "choose a directory without one")
 
 
 def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:

@@ -42,9 +42,12 @@ class Revoke(AicrCommand):
         _rollouts.add_dry_run_flag(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core import operator_api as api
         from aicr_core.actions import REVOKE
 
         reason = check_reason(args, "revoke")
-        revocation, written = _rollouts.RolloutWrite(args, REVOKE, self.app.warn).run()
+        session = _rollouts.RolloutWrite(args, REVOKE)
+        revocation, written = session.run()
         return Result("Revocation", {"rollout": args.rollout, "user": revocation.user,
-                                     "time": clock.format_time(revocation.time), "reason": reason, **written})
+                                     "time": clock.format_time(revocation.time), "reason": reason, **written},
+                      names=(api.rollout_reference(args.rollout),), warnings=tuple(session.warnings))

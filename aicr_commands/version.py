@@ -46,8 +46,9 @@ class Version(AicrCommand):
             "python": platform.python_version(),
             "kubernetesClient": installed("kubernetes"),
         }, "server": None}
+        client_name = f"clientversion/{data['client']['kubectlAicr'] or 'unknown'}"
         if args.client:
-            return Result("Version", data)
+            return Result("Version", data, names=(client_name,))
         from aicr_core import operator_api as api
 
         cluster = _rollouts.session(args)
@@ -71,7 +72,8 @@ class Version(AicrCommand):
             "version": info.get("gitVersion") if isinstance(info.get("gitVersion"), str) else None,
             "operatorAPI": {"groupVersion": group_version, "runtimeRolloutsServed": served},
         }
-        return Result("Version", data, warnings=warnings)
+        server_name = f"serverversion/{data['server']['version'] or 'unknown'}"
+        return Result("Version", data, names=(client_name, server_name), warnings=warnings)
 
 
 def installed(distribution: str) -> str | None:

@@ -33,7 +33,18 @@ PROG = "kubectl aicr"
 CLEAR_SCREEN = "\x1b[H\x1b[2J"  # cursor home, erase the screen: a watch redraws in place
 DESCRIPTION = (f"{PROG}: inspect, approve, revoke and acknowledge AICR rollouts, "
                "and check a plan's bundle against the AICR CLI.")
-USAGE_LINES = (f"{PROG} COMMAND ROLLOUT [flags]", f"{PROG} reproduce [PLAN] [flags]", f"{PROG} help [COMMAND]")
+USAGE_LINES = (  # every built-in command's shape; COMMAND is describe, approve, revoke or acknowledge
+    f"{PROG} COMMAND ROLLOUT [flags]",
+    f"{PROG} list [--all] [--pending] [--phase PHASE] [flags]",
+    f"{PROG} wait ROLLOUT --for CONDITION [--timeout DURATION] [flags]",
+    f"{PROG} policy check ROLLOUT [--action ACTION] [flags]",
+    f"{PROG} policy validate FILE",
+    f"{PROG} reproduce [PLAN] [flags]",
+    f"{PROG} version [--client] [flags]",
+    f"{PROG} whoami [flags]",
+    f"{PROG} plugins [flags]",
+    f"{PROG} help [COMMAND]",
+)
 USAGE = "Usage:\n" + "".join(f"  {line}\n" for line in USAGE_LINES) + f"\nRun '{PROG} help' for the commands and flags."
 
 

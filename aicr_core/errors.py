@@ -131,6 +131,7 @@ class VerdictWord(str, enum.Enum):
     DENY = "deny"
     OVERRIDDEN = "overridden"  # a refusal of an overridable policy, overridden with --override
     ERROR = "error"  # the policy raised or returned junk: refuses (fail closed)
+    SKIPPED = "skipped"  # policy check only: the policy read a field of the proposed write that was not given
 
     def __str__(self) -> str:
         return self.value

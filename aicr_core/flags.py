@@ -65,6 +65,10 @@ def check_reason(args: argparse.Namespace, command: str) -> str:
         raise UsageError(f"{command} needs --reason TEXT (at most {REASON_MAX} characters)")
     if not text.strip():
         raise UsageError("--reason must not be empty")
+    if not is_utf8(text):
+        # Python keeps an undecodable byte of argv as a lone surrogate (\udcff); the server would
+        # store U+FFFD instead, so the record would not say what the command printed.
+        raise UsageError("--reason holds bytes that are not UTF-8 text; check the terminal's encoding")
     if len(text) > REASON_MAX:
         raise UsageError(f"--reason is {len(text)} characters; at most {REASON_MAX} are allowed")
     return str(text)
@@ -90,6 +94,15 @@ def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
         raise UsageError(f"--expires {expires.text} is shorter than the minimum, {MIN_APPROVAL.seconds // 60}m: "
                          "an approval that ends before it is stored, or right after, approves nothing")
     return ends
+
+
+def is_utf8(text: str) -> bool:
+    """Whether `text` can be sent as UTF-8: no lone surrogate (what an undecodable argv byte becomes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_nonempty(args: argparse.Namespace, dest: str) -> str:
@@ -175,7 +188,14 @@ class FlagParser(argparse.ArgumentParser):
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
-        return super().parse_args(self.join_flag_values(args or []), namespace)
+        parsed, extras = self.parse_known_args(self.join_flag_values(args or []), namespace)
+        flags = [word for word in extras if word.startswith("-") and word != "-"]
+        if flags:  # kubectl's (pflag's) wording, as the app says it for a flag before any command
+            word = flags[0]
+            raise UsageError(f"unknown flag: {word.partition('=')[0] if word.startswith('--') else word[:2]}")
+        if extras:
+            raise UsageError(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
 def add_common_flags(parser: argparse.ArgumentParser) -> None:

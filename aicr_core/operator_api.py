@@ -234,6 +234,16 @@ class Step(NamedTuple):
     message: str = ""
 
 
+class Condition(NamedTuple):
+    """A `metav1.Condition` of the rollout's status (`Ready`, `Stalled`, ...), as the operator reports it."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_transition: datetime | None
+
+
 class RecordedStep(NamedTuple):
     id: str
     description: str
@@ -279,6 +289,7 @@ class Rollout(NamedTuple):
     annotations: Mapping[str, str] = {}  # this plugin's record annotations only (RECORD_ANNOTATIONS), as stored
     policy_decisions: tuple[PolicyDecision, ...] = ()
     stored_policy_decisions: tuple[Mapping[str, Any], ...] = ()
+    conditions: tuple[Condition, ...] = ()  # status.conditions; parsed with the records only (describe's)
 
     @property
     def ended(self) -> bool:
@@ -368,7 +379,14 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
         annotations=annotations,
         policy_decisions=decisions,
         stored_policy_decisions=stored_decisions,
+        conditions=tuple(_parse_condition(r.sub(item, f"{r.what}: status.conditions[]"))
+                         for item in status.items("conditions")) if records else (),
     )
+
+
+def _parse_condition(c: _Reader) -> Condition:
+    return Condition(c.text("type"), c.text("status"), c.text("reason"), c.text("message"),
+                     c.time("lastTransitionTime"))
 
 
 def _required_time(reader: _Reader, path: str) -> datetime:
@@ -672,12 +690,27 @@ def _report(text: str) -> _Reader:
         doc = json.loads(text)
     except (ValueError, RecursionError) as err:  # RecursionError: arrays or objects nested too deeply
         raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
+    if not _is_mapping(doc):  # _Reader reads anything else as {}: an array would pass for an empty report
+        raise AicrError(Code.INVALID_OBJECT, f"the assessment report is a JSON {_json_type(doc)}, not an object")
     return _Reader(doc, "assessment report")
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type, for messages."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    return "null" if value is None else "number"
 
 
 def _components(r: _Reader) -> Iterator[_Reader]:
     """The report's components, each with the fields that must have their types (or INVALID_OBJECT)."""
     for item in r.items("components"):
+        if not _is_mapping(item):
+            raise AicrError(Code.INVALID_OBJECT, "assessment report: components[] has an unexpected type")
         c = r.sub(item, "assessment report: components[]")
         for name in ("component", "change", "verdict"):
             c.text(name)  # the type check is the point: INVALID_OBJECT when it is not a string

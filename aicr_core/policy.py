@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import pluggy
 
@@ -41,6 +41,32 @@ from aicr_core.hookspecs import Allow, PolicyContext, Violation
 # What a policy plugin may declare (documented in hookspecs.py).
 SETTINGS_MODEL = "SETTINGS_MODEL"
 INACTIVE_UNTIL_CONFIGURED = "INACTIVE_UNTIL_CONFIGURED"
+
+
+class NotGiven(BaseException):
+    """Raised by a field of a proposed write the caller does not have (`policy check` without --reason).
+
+    A BaseException, so that a policy's own `except Exception` cannot swallow it and decide on a
+    placeholder: the engine alone catches it, and the policy is `skipped`, never allowed or refused.
+    """
+
+    def __init__(self, field_name: str, flag: str) -> None:
+        super().__init__(field_name)
+        self.field_name, self.flag = field_name, flag
+
+
+W = TypeVar("W", bound=tuple)  # type: ignore[type-arg]
+
+
+def without(write: W, field_name: str, flag: str) -> W:
+    """`write` (a NamedTuple: an Approval, a Revocation) whose `field_name` raises NotGiven when read."""
+    def missing(_self: object) -> Any:
+        raise NotGiven(field_name, flag)
+
+    cls = type(write)
+    partial = type(f"{cls.__name__}Without{field_name.title()}", (cls,),
+                   {"__slots__": (), field_name: property(missing)})
+    return partial(*write)  # type: ignore[no-any-return]
 
 
 # -- 1. loading --------------------------------------------------------------------------------
@@ -215,6 +241,11 @@ class PolicyEngine:
         caller = self._caller(setup.name, hook)
         try:
             answers = caller(**arguments)
+        except NotGiven as missing:
+            outcome.verdict = VerdictWord.SKIPPED
+            outcome.notes.append(Allow(setup.name, f"not checked: it reads the {missing.field_name}, which was not "
+                                                   f"given (pass {missing.flag})"))
+            return outcome
         except Exception as err:  # noqa: BLE001 - a raising policy refuses, it never crashes us
             outcome.verdict, outcome.error = VerdictWord.ERROR, f"{setup.name}: raised {type(err).__name__}: {err}"
             return outcome

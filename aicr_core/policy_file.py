@@ -194,8 +194,10 @@ def load_yaml(text: str, source: str) -> Mapping[str, Any]:
     try:
         documents = list(yaml.load_all(text, Loader=_strict_loader()))  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
-        raise PolicyFileError(source, [_yaml_problem(err)]) from None
-    except (TypeError, ValueError) as err:  # an unhashable key, say
+        raise PolicyFileError(source, [_yaml_problem(err, text)]) from None
+    except AttributeError:  # PyYAML's own constructor of `!!timestamp foo` fails on its regular expression
+        raise PolicyFileError(source, ["(YAML): a value does not match its tag (!!timestamp, say)"]) from None
+    except (TypeError, ValueError) as err:  # an unhashable key, `!!int x`
         raise PolicyFileError(source, [f"(YAML): {err}"]) from None
     except RecursionError:  # the pure-Python loader recurses once per level of nesting
         raise PolicyFileError(source, ["(YAML): nested too deeply"]) from None
@@ -246,11 +248,23 @@ def _problem(error: Any, prefix: str) -> str:
     return f"{key_path(error['loc'], prefix)}: {message}"
 
 
-def _yaml_problem(err: Exception) -> str:
+def _yaml_problem(err: Exception, text: str) -> str:
+    """`(YAML) line L, column C: problem`, one line: PyYAML's own text spans lines and names no file."""
     mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
-    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "(YAML)"
-    return f"(YAML) {where}: {problem}"
+    problem = getattr(err, "problem", None)
+    position = getattr(err, "position", None)  # a ReaderError (a NUL byte, say) has a position, not a mark
+    if mark is not None:
+        line, column = mark.line + 1, mark.column + 1
+    elif isinstance(position, int):
+        line = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+    else:
+        line = column = 0
+    if problem is None:
+        reason, character = getattr(err, "reason", None), getattr(err, "character", None)
+        problem = (f"character #x{ord(character) if isinstance(character, str) else character:04x}: {reason}"
+                   if reason and character is not None else str(err).splitlines()[0])
+    return f"(YAML) line {line}, column {column}: {problem}" if line else f"(YAML): {problem}"
 
 
 @lru_cache(maxsize=1)

@@ -25,13 +25,14 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
     transition = d.get("transition") or {}
     frm, to = transition.get("from"), transition.get("to")
     inventory = d.get("inventory") or {}
+    now = clock.now()
     lines = fields([
         ("Rollout", value(d.get("rollout"))),
         ("Runtime UID", value(d.get("runtimeUID"))),
         ("Transition", f"{value(frm) if frm else 'none (initial install)'} -> {value(to)}"),
         ("Phase", value(d.get("phase"))),
         ("Outcome", value(d.get("outcome"))),
-        ("Deadline", value(d.get("deadline"))),
+        ("Deadline", deadline_text(d.get("deadline"), now)),
         ("Approval", approval_text(d.get("approval") or {})),
         *([("Overrides", overrides_text(d["overrides"]))] if d.get("overrides") else []),
         *([("Decided by", decisions_text(d["policyDecisions"]))] if d.get("policyDecisions") else []),
@@ -41,9 +42,9 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
     lines += ["", "Steps:"]
     steps = d.get("steps") or []
     if steps:
-        lines += table(["#", "RELEASE", "OPERATION", "ASSESSMENT", "CRDS", "STATE"], [
+        lines += table(["#", "RELEASE", "OPERATION", "ASSESSMENT", "CRDS", "STATE", "MESSAGE"], [
             [str(i), value(s.get("release")), value(s.get("operation")), value(s.get("assessment")),
-             value(bool(s.get("changesCRDs"))), step_state(s.get("state"))]
+             value(bool(s.get("changesCRDs"))), step_state(s.get("state")), value(s.get("message"))]
             for i, s in enumerate(steps, 1)])
     else:
         lines.append("  none")
@@ -61,12 +62,34 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
     acks = d.get("acknowledgements") or []
     if acks:
         lines.append("")
-        lines += [f"Acknowledged: {value(a.get('release'))} by {value(a.get('user'))}" for a in acks]
+        lines += [f"Acknowledged: {value(a.get('release'))} by {value(a.get('user'))} at {value(a.get('time'))}"
+                  for a in acks]
+    conditions = d.get("conditions") or []
+    if conditions:
+        lines += ["", "Conditions:"]
+        lines += table(["TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"], [
+            [value(c.get("type")), value(c.get("status")), value(c.get("reason")),
+             value(c.get("lastTransitionTime")), value(c.get("message"))] for c in conditions])
     return lines
 
 
+def approval_cell(a: dict[str, Any], now: datetime) -> str:
+    """list's APPROVAL: who, and the time left as kubectl words durations (`bob, 1h59m left`); the times
+    themselves are in -o wide and -o json."""
+    revocation = a.get("revocation")
+    if revocation:
+        return f"revoked by {value(revocation.get('user'))}"
+    if a.get("user"):
+        try:
+            left = (clock.parse_time(str(a.get("expires"))) - now).total_seconds()
+        except ValueError:
+            return f"{value(a.get('user'))}, until {value(a.get('expires'))}"
+        return f"{value(a.get('user'))}, " + (f"{durations.countdown(left)} left" if left > 0 else "expired")
+    return "pending" if a.get("required") else "not required"
+
+
 def approval_text(a: dict[str, Any], brief: bool = False) -> str:
-    """describe's wording of an approval; `brief` (a list's column) leaves out reasons and times of revocation."""
+    """describe's wording of an approval; `brief` (list -o wide) leaves out reasons and times of revocation."""
     revocation = a.get("revocation")
     if revocation:
         if brief:
@@ -152,8 +175,10 @@ def rollout_list(d: dict[str, Any], wide: bool = False) -> list[str]:
         assessment = item.get("assessment") or {}
         status = assessment.get("status")
         row = [value(item.get("name")), phase_text(item.get("phase"), item.get("outcome")),
-               approval_text(item.get("approval") or {}, brief=True),
-               deadline_text(item.get("deadline"), now), value(item.get("waitingOn")),
+               approval_text(item.get("approval") or {}, brief=True) if wide
+               else approval_cell(item.get("approval") or {}, now),
+               deadline_text(item.get("deadline"), now) if wide else deadline_left(item.get("deadline"), now),
+               value(item.get("waitingOn")),
                value(assessment.get("verdict") if status == "verified" else status),
                since(item.get("created"), now, durations.age)]
         if wide:
@@ -181,6 +206,12 @@ def deadline_text(deadline: Any, now: datetime) -> str:
     except ValueError:
         return value(deadline)
     return f"{value(deadline)} ({'in ' + durations.countdown(left) if left > 0 else 'passed'})"
+
+
+def deadline_left(deadline: Any, now: datetime) -> str:
+    """list's DEADLINE: `in 2h10m`, or `passed` (the time itself is in -o wide and -o json)."""
+    text = deadline_text(deadline, now)
+    return text.rsplit(" (", 1)[1].rstrip(")") if text.endswith(")") else text
 
 
 def since(moment: Any, now: datetime, humanize: Callable[[float], str]) -> str:
@@ -318,3 +349,12 @@ def plugin_list(d: dict[str, Any]) -> list[str]:
             for p in d.get("plugins") or []]
     lines = table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows, indent="")
     return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]
+
+
+def who_am_i(d: dict[str, Any]) -> list[str]:
+    may = d.get("mayApprove")
+    answer = "yes" if may is True else "no"
+    return fields([("Username", value(d.get("username"))),
+                   ("Groups", ", ".join(value(g) for g in d.get("groups") or []) or "-"),
+                   ("May approve", f"{answer} ({value(d.get('approverPermission'))}, as RBAC says; "
+                                   "the approval policies decide each approval)")])

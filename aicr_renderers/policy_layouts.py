@@ -19,6 +19,11 @@ def policy_decision(d: dict[str, Any]) -> list[str]:
         lines.append(f"no active policy decides {value(d.get('action'))}")
     lines += [f"  {value(line)}" for line in [*(d.get("errors") or []), *(d.get("overrideProblems") or [])]]
     lines.append("")
+    if d.get("withoutReason"):
+        skipped = [value(p.get("name")) for p in policies if p.get("verdict") == "skipped"]
+        lines.append("checked without --reason: " + (f"not checked: {', '.join(skipped)} (they read the reason); "
+                                                      "pass --reason to check them" if skipped
+                                                      else "no active policy reads the reason"))
     if d.get("allowed"):
         lines.append(f"{value(d.get('action'))} would go ahead")
     else:

@@ -26,7 +26,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 KUBE_VERSION = os.environ.get("AICR_KUBE_VERSION", "v1.37.2")
@@ -39,8 +42,41 @@ class BuildError(Exception):
     """A failure the user can act on; printed without a traceback."""
 
 
+STARTED = time.monotonic()
+
+
+def elapsed(seconds: float) -> str:
+    """`4m05s`, `12s`: short enough for a log line."""
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
 def log(msg: str) -> None:
-    print(f"build-testbin: {msg}", file=sys.stderr, flush=True)
+    """One line on stderr, with the time since the build started: a 10-minute build shows it is alive."""
+    print(f"build-testbin [{elapsed(time.monotonic() - STARTED):>6}]: {msg}", file=sys.stderr, flush=True)
+
+
+HEARTBEAT_SECONDS = 60.0
+
+
+@contextmanager
+def step(what: str) -> Iterator[None]:
+    """Log a step when it starts, every minute while it runs, and with its own duration when it is done."""
+    log(f"{what} ...")
+    began, done = time.monotonic(), threading.Event()
+
+    def heartbeat() -> None:
+        while not done.wait(HEARTBEAT_SECONDS):
+            log(f"{what}: still running after {elapsed(time.monotonic() - began)}")
+
+    beat = threading.Thread(target=heartbeat, daemon=True)
+    beat.start()
+    try:
+        yield
+    finally:
+        done.set()
+        beat.join()
+    log(f"{what}: done in {elapsed(time.monotonic() - began)}")
 
 
 def go_env() -> dict[str, str]:
@@ -116,7 +152,8 @@ def write_wrapper(workdir: Path, module: str, directives: list[str], requires: s
 
 
 def build_kube_apiserver(workdir: Path, out: Path) -> None:
-    gomod = download_gomod("k8s.io/kubernetes", KUBE_VERSION)
+    with step(f"kube-apiserver {KUBE_VERSION}: reading its go.mod"):
+        gomod = download_gomod("k8s.io/kubernetes", KUBE_VERSION)
     check_go(gomod, go_version())
     staging_tag = "v0." + KUBE_VERSION.split(".", 1)[1]  # v1.37.2 -> v0.37.2
     replaces = [f"{m} => {m} {staging_tag}" for m in staging_modules(gomod)]
@@ -124,24 +161,30 @@ def build_kube_apiserver(workdir: Path, out: Path) -> None:
     pkg = "k8s.io/kubernetes/cmd/kube-apiserver"
     write_wrapper(workdir, "aicr.local/testbin/kube", directive_lines(gomod),
                   f"k8s.io/kubernetes {KUBE_VERSION}", replaces, pkg)
-    run(["go", "mod", "tidy"], cwd=workdir)
+    with step(f"kube-apiserver {KUBE_VERSION}: downloading its modules (go mod tidy)"):
+        run(["go", "mod", "tidy"], cwd=workdir)
     major, minor = KUBE_VERSION.lstrip("v").split(".")[:2]
     ldflags = (f"-s -w -X k8s.io/component-base/version.gitVersion={KUBE_VERSION}"
                f" -X k8s.io/component-base/version.gitMajor={major}"
                f" -X k8s.io/component-base/version.gitMinor={minor}"
                f" -X k8s.io/component-base/version.gitTreeState=clean")
-    run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out / "kube-apiserver"), pkg], cwd=workdir)
+    with step(f"kube-apiserver {KUBE_VERSION}: compiling (go build; the longest step: about 6 minutes on a quiet "
+              "2-core machine, over 10 on a busy one)"):
+        run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out / "kube-apiserver"), pkg], cwd=workdir)
 
 
 def build_etcd(workdir: Path, out: Path) -> None:
-    gomod = download_gomod("go.etcd.io/etcd/server/v3", ETCD_VERSION)
+    with step(f"etcd {ETCD_VERSION}: reading its go.mod"):
+        gomod = download_gomod("go.etcd.io/etcd/server/v3", ETCD_VERSION)
     check_go(gomod, go_version())
     pkg = "go.etcd.io/etcd/server/v3"
     write_wrapper(workdir, "aicr.local/testbin/etcd", directive_lines(gomod),
                   f"{pkg} {ETCD_VERSION}", [], pkg)
-    run(["go", "mod", "tidy"], cwd=workdir)
+    with step(f"etcd {ETCD_VERSION}: downloading its modules (go mod tidy)"):
+        run(["go", "mod", "tidy"], cwd=workdir)
     ldflags = "-s -w"
-    run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out / "etcd"), pkg], cwd=workdir)
+    with step(f"etcd {ETCD_VERSION}: compiling (go build)"):
+        run(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(out / "etcd"), pkg], cwd=workdir)
 
 
 def preflight() -> None:
@@ -171,15 +214,16 @@ def build(folder: Path) -> dict[str, float]:
     gocache = Path(run(["go", "env", "GOCACHE"]).strip())
     mod_before, cache_before = dir_bytes(modcache / "cache" / "download"), dir_bytes(gocache)
     start = time.monotonic()
-    preflight()
+    with step(f"checking Go ({go_version()}) and that the Go module proxy serves both modules"):
+        preflight()
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
     try:
         out = staging / "bin"
         out.mkdir()
-        log(f"building etcd {ETCD_VERSION}")
-        build_etcd(staging / "etcd-wrapper", out)
-        log(f"building kube-apiserver {KUBE_VERSION} (10-25 minutes cold on 2 cores)")
-        build_kube_apiserver(staging / "kube-wrapper", out)
+        with step(f"building etcd {ETCD_VERSION}"):
+            build_etcd(staging / "etcd-wrapper", out)
+        with step(f"building kube-apiserver {KUBE_VERSION}"):
+            build_kube_apiserver(staging / "kube-wrapper", out)
         out.rename(folder)  # atomic: the folder exists only when both binaries do
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -217,8 +261,14 @@ def main() -> int:
             raise BuildError(f"KUBEBUILDER_ASSETS={folder} does not hold kube-apiserver and etcd")
         check_disk(folder.parent)
         with open(folder.parent / ".lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # another caller may be building it right now
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # another caller is building it right now: say so, then wait
+                with step(f"another build of {folder.name} is running; waiting for it"):
+                    fcntl.flock(lock, fcntl.LOCK_EX)
             if not complete(folder):
+                log(f"kube-apiserver and etcd are not built yet: building them into {folder} "
+                    "(once per machine; about 8 minutes on a quiet 2-core machine, 15 on a busy one)")
                 build(folder)
         print(folder)
         return 0

@@ -66,11 +66,14 @@ def find_binaries(build: bool = False) -> tuple[Path, Path]:
     apiserver, etcd = os.environ.get("TEST_ASSET_KUBE_APISERVER"), os.environ.get("TEST_ASSET_ETCD")
     if not (apiserver and etcd):
         args = [sys.executable, str(ROOT / "tools" / "build_testbin.py")] + ([] if build else ["--print-only"])
-        proc = subprocess.run(args, capture_output=True, text=True)
+        # Building, its progress lines (each step, with the time it took) go straight to the terminal:
+        # a cold build takes minutes, and one line for all of it looks hung.
+        proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=None if build else subprocess.PIPE, text=True)
         folder = Path(proc.stdout.strip()) if proc.stdout.strip() else None
         if proc.returncode != 0 or folder is None:
-            raise TestbedError("kube-apiserver and etcd are not built; run: python3 tools/build_testbin.py"
-                               + (f"\n{proc.stderr.strip()}" if build else ""))
+            raise TestbedError("kube-apiserver and etcd are not built; "
+                               + ("the build failed (its lines above say why)" if build
+                                  else "run: python3 tools/build_testbin.py"))
         apiserver, etcd = apiserver or str(folder / "kube-apiserver"), etcd or str(folder / "etcd")
     for binary in (apiserver, etcd):
         if not os.access(binary, os.X_OK):
@@ -548,11 +551,41 @@ def seed_demo(plane: ControlPlane) -> dict[str, str]:
     }
 
 
-def demo() -> int:
+# What each user of the testbed may do, as manifests/ (RBAC and the admission policy) grant it.
+USER_ROLES: dict[str, str] = {
+    "alice": "approver: describe, list, approve, revoke, acknowledge",
+    "bob": "approver, as alice (a second approver: four-eyes)",
+    "carol": "approver, as alice (a third: races)",
+    "erin": "approver through an exec credential plugin (a bearer token)",
+    "victor": "viewer: describe, list, wait, reproduce; every write is refused",
+    "pat": "may patch rollouts but is no approver: the admission policy refuses the write",
+    "nora": "no permissions: every request is FORBIDDEN",
+    "aicr-operator": "the operator's role: creates rollouts, writes their status",
+    "admin": "system:masters, for setting up (kubectl apply, seeding); not a user of the plugin",
+}
+VERBS = {
+    "demo": "start etcd and kube-apiserver (building them first if missing), seed sample rollouts, "
+            "print each user's kubeconfig, describe one rollout, and run until interrupted",
+    "webhook": "the demo, with the admission webhook aicr-admission running locally: its serving "
+               "certificate made, the process started and registered with the API server by URL",
+}
+
+
+def print_users(plane: ControlPlane) -> None:
+    """Every kubeconfig the testbed wrote, with what its user may do."""
+    print("\nKubeconfigs, one per user (export KUBECONFIG=PATH, or pass --kubeconfig PATH):")
+    for user in [*USER_ROLES]:
+        print(f"  {user:14} {plane.kubeconfig_for(user)}\n  {'':14} {USER_ROLES[user]}")
+    print(f"All of them as contexts (current: alice; --context NAME): {plane.kubeconfig}")
+    print(f"\nAs an approver:\n  export KUBECONFIG={plane.kubeconfig_for('alice')}")
+
+
+def demo(webhook: bool = False) -> int:
     # SIGTERM stops the demo like Ctrl-C, from the first moment on: also where SIGINT is ignored (a
     # background job of a non-interactive shell), so a `kill` of the demo always cleans up.
     signal.signal(signal.SIGTERM, _interrupt)
     plane = ControlPlane(Path(tempfile.mkdtemp(prefix="aicr-demo-")))
+    hook: Any = None
     try:
         print("starting etcd and kube-apiserver (building them first if missing)...", flush=True)
         plane.start(build=True)
@@ -565,24 +598,61 @@ def demo() -> int:
         return 0
     try:
         names = seed_demo(plane)
+        if webhook:
+            hook = start_webhook(plane)
         print(f"\ncontrol plane at {plane.url}; rollouts:")
         for role, name in names.items():
             print(f"  {role:16} {name}")
-        print("\nAs an approver:\n  export KUBECONFIG=" + str(plane.kubeconfig_for("alice")))
-        print("As a viewer:\n  export KUBECONFIG=" + str(plane.kubeconfig_for("victor")))
+        print_users(plane)
+        if hook is not None:
+            print(f"\nAdmission webhook aicr-admission at {hook.url}/validate, registered with the API server "
+                  f"(ValidatingWebhookConfiguration aicr-admission); its log (one JSON line per decision): "
+                  f"{hook.log_path}")
         print(f"\n$ kubectl aicr describe {names['waiting']}\n", flush=True)
         subprocess.run(["kubectl", "aicr", "describe", names["waiting"],
                         f"--kubeconfig={plane.kubeconfig_for('alice')}"])
         print(f"\nTry: kubectl aicr approve {names['waiting']} --expires 2h --reason 'Maintenance window'")
         print("Running until interrupted (Ctrl-C).", flush=True)
-        while all(p.poll() is None for p in plane.procs):
+        while all(p.poll() is None for p in plane.procs) and (hook is None or hook.proc.poll() is None):
             time.sleep(1)
-        print("error: the control plane exited", file=sys.stderr)
+        print("error: the control plane exited" if hook is None or hook.proc.poll() is None
+              else f"error: aicr-admission exited\n{hook.log_tail()}", file=sys.stderr)
+        return 1
+    except TestbedError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
     finally:
+        if hook is not None:
+            hook.stop()
         plane.stop()
+
+
+def start_webhook(plane: ControlPlane) -> Any:
+    """aicr-admission against `plane`: certificate, RBAC from manifests/admission, process, registration."""
+    import admission_testbed  # beside this file; needs PyYAML (the project's virtualenv)
+
+    print("starting the admission webhook aicr-admission...", flush=True)
+    hook = admission_testbed.Webhook(plane)
+    hook.apply_rbac()
+    hook.start()
+    hook.register()
+    return hook
+
+
+def parse_verb(argv: list[str]) -> str:
+    import argparse
+    import textwrap
+
+    parser = argparse.ArgumentParser(
+        prog="python tools/testbed.py", allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="A real control plane on loopback (etcd and kube-apiserver) for the tests and the demo.",
+        epilog="verbs:\n" + "\n".join(textwrap.fill(text, 100, initial_indent=f"  {verb:9} ",
+                                                     subsequent_indent=" " * 12) for verb, text in VERBS.items())
+               + "\n\nSee docs/testbed.md.")
+    parser.add_argument("verb", choices=list(VERBS), metavar="VERB", help="demo or webhook (below)")
+    return str(parser.parse_args(argv).verb)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -593,7 +663,4 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["demo"]:
-        sys.exit(demo())
-    print("usage: python tools/testbed.py demo", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(demo(webhook=parse_verb(sys.argv[1:]) == "webhook"))

@@ -1,7 +1,7 @@
 """kubectl's connection flags mean what they mean to kubectl: proven against kubectl itself.
 
 For each way of choosing a server, credentials and identity, the identity
-the API server reports to `kubectl aicr` (the site example's `whoami`, a
+the API server reports to `kubectl aicr` (the site example's `identity`, a
 SelfSubjectReview) must be the one it reports to `kubectl auth whoami` with
 the same flags, or both must fail. Then the flags at work where they matter:
 impersonated approvals and --request-timeout.
@@ -27,7 +27,7 @@ def test_every_group_is_sent(tmp_path: Path) -> None:
         kc = server.kubeconfig(tmp_path / "kc", {"token": "t"})
         env = aicr_env(tmp_path, kc, **PluginPath(tmp_path / "site").add_example(
             EXAMPLES / "aicr-site-example").env())
-        proc = subprocess.run(["kubectl-aicr", "whoami", "--as", "alice", "--as-group", "a", "--as-group", "b",
+        proc = subprocess.run(["kubectl-aicr", "identity", "--as", "alice", "--as-group", "a", "--as-group", "b",
                                "--as-group", "c", "--as-uid", "42"], capture_output=True, text=True, env=env)
         compare(proc.returncode, expected=0, suffix=proc.stderr)
         sent = [(n, v) for n, v in server.requests[0].headers if n.lower().startswith("impersonate-")]

@@ -19,7 +19,8 @@ from aicr_core.errors import Code
 from support.harness import Aicr
 from support.plugin_env import EXAMPLES, PluginPath
 
-BUILT_IN = ["acknowledge", "approve", "describe", "help", "list", "plugins", "reproduce", "revoke", "version", "wait"]
+BUILT_IN = ["acknowledge", "approve", "describe", "help", "list", "plugins", "reproduce", "revoke", "version", "wait",
+            "whoami"]
 SECTIONS = ["Usage:", "Flags:", "Global flags:", "Examples:", "Codes (on failure"]
 
 
@@ -95,11 +96,11 @@ def _app():  # type: ignore[no-untyped-def]
 
 def test_a_plugin_command_gets_the_same_layout(aicr: Aicr, tmp_path: Path) -> None:
     site = PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example")
-    proc = aicr.with_env(**site.env())("help", "whoami")
+    proc = aicr.with_env(**site.env())("help", "identity")
     compare((proc.returncode, proc.stderr), expected=(0, ""))
-    assert proc.stdout.startswith("Usage:\n  kubectl aicr whoami [flags]\n\n"
+    assert proc.stdout.startswith("Usage:\n  kubectl aicr identity [flags]\n\n"
                                   "Show the username and groups the API server reports for your credentials.\n")
-    assert "Examples:\n  # Who am I on the current context?\n  kubectl aicr whoami\n" in proc.stdout
+    assert "Examples:\n  # Who am I on the current context?\n  kubectl aicr identity\n" in proc.stdout
     assert "  UNAUTHORIZED  the credentials are not accepted\n" in proc.stdout
     assert proc.stdout.endswith("\nThis command is provided by the aicr-site-example plugin.\n")
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from testfixtures import compare
 
 from aicr_core import plugin
@@ -107,19 +108,35 @@ def test_the_site_examples_own_tests_pass_with_the_kit(tmp_path: Path) -> None:
     assert re.search(r"\b7 passed\b", proc.stdout), proc.stdout
 
 
-def test_the_example_policy_file_is_valid(aicr: Aicr, tmp_path: Path) -> None:
-    site = aicr.with_env(**PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example").env())
-    proc = site("policy", "validate", str(EXAMPLES / "approval-policy.yaml"))
+def test_the_example_policy_file_is_valid_out_of_the_box(aicr: Aicr) -> None:
+    """A newcomer's `policy validate examples/approval-policy.yaml` passes with nothing else installed."""
+    proc = aicr("policy", "validate", str(EXAMPLES / "approval-policy.yaml"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     assert proc.stdout.startswith(f"policy file {EXAMPLES / 'approval-policy.yaml'} is valid (sha256:"), proc.stdout
-    doc = json.loads(site("policy", "validate", str(EXAMPLES / "approval-policy.yaml"), "-o", "json").stdout)
+    doc = json.loads(aicr("policy", "validate", str(EXAMPLES / "approval-policy.yaml"), "-o", "json").stdout)
+    compare(sorted(p["name"] for p in doc["policies"] if p["active"]),
+            expected=["approver-groups", "assessment", "change-window", "crd-changes", "four-eyes", "max-approval",
+                      "reason-format"])
+
+
+def test_the_site_example_policy_file_is_the_example_plus_its_policy(aicr: Aicr, tmp_path: Path) -> None:
+    site_file = EXAMPLES / "aicr-site-example" / "approval-policy.yaml"
+    site = aicr.with_env(**PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example").env())
+    doc = json.loads(site("policy", "validate", str(site_file), "-o", "json").stdout)
     compare(sorted(p["name"] for p in doc["policies"] if p["active"]),
             expected=["approver-groups", "assessment", "change-ticket", "change-window", "crd-changes",
                       "four-eyes", "max-approval", "reason-format"])
     # Without the site package, its required plugin is missing: the same file refuses every write.
-    proc = aicr("policy", "validate", str(EXAMPLES / "approval-policy.yaml"))
+    proc = aicr("policy", "validate", str(site_file))
     compare(proc.returncode, expected=1)
     assert "  required[0]: required policy plugin 'change-ticket' is not installed" in proc.stderr, proc.stderr
+    # The two stay one file apart: the site's adds its policy and the requirement, nothing else.
+    theirs = yaml.safe_load(site_file.read_text())
+    ours = yaml.safe_load((EXAMPLES / "approval-policy.yaml").read_text())
+    compare((theirs.pop("required"), theirs["policies"].pop("change-ticket")),
+            expected=([{"name": "change-ticket", "distribution": "aicr-site-example", "minVersion": "1.0"}],
+                      {"mode": "warn", "prefix": "CHG"}))
+    compare(theirs, expected=ours)
 
 
 def test_the_readme_shows_the_example_policy_file() -> None:

@@ -22,7 +22,7 @@ def test_plugins_lists_ours_and_theirs(site_package: Aicr) -> None:
     proc = aicr("plugins", "-o", "json")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     rows = {(p["group"], p["name"]): p for p in json.loads(proc.stdout)["plugins"]}
-    for key in (("aicr.commands", "whoami"), ("aicr.renderers", "csv"), ("aicr.policies", "change-ticket")):
+    for key in (("aicr.commands", "identity"), ("aicr.renderers", "csv"), ("aicr.policies", "change-ticket")):
         compare((rows[key]["distribution"], rows[key]["version"], rows[key]["status"]),
                 expected=("aicr-site-example", "1.0.0", "ok"))
     compare((rows[("aicr.commands", "approve")]["distribution"], rows[("aicr.renderers", "text")]["status"]),
@@ -39,7 +39,7 @@ def test_a_broken_command_does_not_stop_the_others(broken_package: Aicr) -> None
     compare(len(warnings), expected=2, suffix=proc.stderr)
     assert warnings[0].startswith("warning: Could not load 'broken-hook': No module named"), warnings
     assert "'broken' from aicr-broken-example 0.0.1 failed to load: ModuleNotFoundError" in warnings[1]
-    assert "  approve " in proc.stdout and "  whoami " in proc.stdout
+    assert "  approve " in proc.stdout and "  identity " in proc.stdout
     proc = aicr("broken")
     compare(proc.returncode, expected=1)
     assert error_line(proc).startswith("error: [PLUGIN_ERROR] aicr.commands 'broken' from aicr-broken-example")
@@ -72,7 +72,7 @@ def test_a_real_pip_install_into_a_target_folder(aicr: Aicr, tmp_path: Path) -> 
                           capture_output=True, text=True, cwd=tmp_path)
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     rows = {p["name"]: p for p in json.loads(aicr("plugins", "-o", "json", PYTHONPATH=str(target)).stdout)["plugins"]}
-    compare((rows["whoami"]["distribution"], rows["whoami"]["status"]), expected=("aicr-site-example", "ok"))
+    compare((rows["identity"]["distribution"], rows["identity"]["status"]), expected=("aicr-site-example", "ok"))
 
 
 BAD_RESULTS = {

@@ -1,7 +1,7 @@
 """kubectl's connection flags mean what they mean to kubectl: proven against kubectl itself.
 
 For each way of choosing a server, credentials and identity, the identity
-the API server reports to `kubectl aicr` (the site example's `whoami`, a
+the API server reports to `kubectl aicr` (the site example's `identity`, a
 SelfSubjectReview) must be the one it reports to `kubectl auth whoami` with
 the same flags, or both must fail. Then the flags at work where they matter:
 impersonated approvals and --request-timeout.
@@ -97,7 +97,7 @@ def test_the_identity_is_the_one_kubectl_gets(aicr: Aicr, plane: testbed.Control
     for name, words in cases(plane, files).items():
         theirs = subprocess.run([kubectl, "auth", "whoami", "-o", "json", *words], capture_output=True, text=True,
                                 env=env, timeout=60)
-        ours = site("whoami", "-o", "json", *words)
+        ours = site("identity", "-o", "json", *words)
         results[name] = (identity(words, theirs, False), identity(words, ours, True))
         if ours.returncode != 0:
             assert error_line(ours).startswith("error: ["), (name, ours.stderr)

@@ -288,7 +288,7 @@ def test_describe_without_assessment_and_initial_install(aicr: Aicr, plane: test
     assert f"Transition:   none (initial install) -> {get(plane, name)['spec']['to']['digest']}\n" in out
     assert "Assessment: none\n" in out
     assert "Approval:     approved by bob until 2099-01-01T00:00:00Z (maintenance window)" in out
-    assert out.endswith("Acknowledged: nvsentinel by bob\n")
+    assert out.endswith("Acknowledged: nvsentinel by bob at 2026-11-29T21:00:00Z\n")
 
 
 def test_describe_json(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
@@ -328,10 +328,10 @@ def test_describe_a_release_that_appears_twice(aicr: Aicr, plane: testbed.Contro
     proc = as_user(aicr, plane, "victor", "describe", name)
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     table = proc.stdout.split("Steps:\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    compare(table, expected=["  #  RELEASE       OPERATION  ASSESSMENT  CRDS  STATE",
-                             "  1  gpu-operator  Upgrade    manual      yes   Ready",
-                             "  2  nvsentinel    Install    safe        no    Ready",
-                             "  3  gpu-operator  Verify     -           no    in flight"])
+    compare(table, expected=["  #  RELEASE       OPERATION  ASSESSMENT  CRDS  STATE      MESSAGE",
+                             "  1  gpu-operator  Upgrade    manual      yes   Ready      -",
+                             "  2  nvsentinel    Install    safe        no    Ready      -",
+                             "  3  gpu-operator  Verify     -           no    in flight  verifying"])
     doc = json.loads(as_user(aicr, plane, "victor", "describe", name, "-o", "json").stdout)
     compare([(s["operation"], s["state"], s["message"]) for s in doc["steps"]],
             expected=[("Upgrade", "Ready", ""), ("Install", "Ready", ""), ("Verify", "InFlight", "verifying")])

@@ -14,10 +14,10 @@ from support.plugin_env import EXAMPLES, PluginPath
 
 def test_a_site_command_gets_its_own_text_layout(aicr: Aicr, tmp_path: Path, plane: testbed.ControlPlane) -> None:
     site = aicr.with_env(**PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example").env())
-    proc = site("whoami", kubeconfig=plane.kubeconfig_for("alice"))
+    proc = site("identity", kubeconfig=plane.kubeconfig_for("alice"))
     compare((proc.returncode, proc.stdout), expected=(
         0, "Username:  alice\nGroups:    aicr:approvers, system:authenticated\n"), suffix=proc.stderr)
-    doc = json.loads(site("whoami", "-o", "json", kubeconfig=plane.kubeconfig_for("alice")).stdout)
+    doc = json.loads(site("identity", "-o", "json", kubeconfig=plane.kubeconfig_for("alice")).stdout)
     compare(doc, expected={"kind": "Identity", "username": "alice",
                            "groups": ["aicr:approvers", "system:authenticated"]})
 

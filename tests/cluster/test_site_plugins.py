@@ -16,11 +16,11 @@ from support.harness import Aicr, error_line
 
 def test_site_command_and_renderer(site_package: Aicr, plane: testbed.ControlPlane) -> None:
     aicr = site_package
-    proc = aicr("whoami", "-o", "csv", kubeconfig=plane.kubeconfig_for("alice"))
+    proc = aicr("identity", "-o", "csv", kubeconfig=plane.kubeconfig_for("alice"))
     compare((proc.returncode, proc.stdout), expected=(0, 'kind,Identity\nusername,alice\n'
                                                          'groups,"[""aicr:approvers"", ""system:authenticated""]"\n'),
             suffix=proc.stderr)
-    assert "whoami       Show the username and groups" in aicr("help").stdout
+    assert "identity     Show the username and groups" in aicr("help").stdout
 
 
 def test_site_policy_refuses_before_writing(site_package: Aicr, plane: testbed.ControlPlane,
@@ -65,11 +65,11 @@ def test_a_broken_policy_fails_every_approval_closed(broken_package: Aicr, plane
 def test_without_the_site_package_the_core_works(aicr: Aicr, site_package: Aicr, plane: testbed.ControlPlane,
                                                  seed: testbed.Seeder) -> None:
     """The same machine without the site's folder on the path: its command is gone, its policy too."""
-    compare(site_package("help").stdout.count("  whoami "), expected=1)
+    compare(site_package("help").stdout.count("  identity "), expected=1)
     compare(aicr("help").returncode, expected=0)
-    proc = aicr("whoami")
+    proc = aicr("identity")
     compare((proc.returncode, error_line(proc)),
-            expected=(2, 'error: [USAGE] unknown command "whoami" for "kubectl aicr"'))
+            expected=(2, 'error: [USAGE] unknown command "identity" for "kubectl aicr"'))
     proc = aicr("approve", seed.rollout(), "--reason", "no ticket needed now", kubeconfig=plane.kubeconfig_for("bob"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from testfixtures import ShouldRaise, compare
 
 import build_testbin
@@ -80,3 +81,15 @@ def test_a_short_disk_is_refused_before_building(tmp_path: Path) -> None:
         replace("shutil.disk_usage", lambda path: usage(needed * 2, needed + 1, needed - 1), strict=False)
         with ShouldRaise(build_testbin.BuildError):
             build_testbin.check_disk(tmp_path)
+
+
+def test_a_long_step_says_it_is_still_running(capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setattr(build_testbin, "HEARTBEAT_SECONDS", 0.05)
+    with build_testbin.step("compiling"):
+        time.sleep(0.2)
+    lines = [line.split("]: ", 1)[1] for line in capsys.readouterr().err.splitlines()]
+    compare((lines[0], lines[-1]), expected=("compiling ...", "compiling: done in 0s"))
+    assert "compiling: still running after 0s" in lines[1:-1], lines

@@ -361,3 +361,31 @@ def test_the_decision_record() -> None:
             {"name": "ticket", "mode": "enforce", "overridable": False, "verdict": "allow", "messages": [],
              "facts": {}}]})
     assert built.digest is not None and built.digest.startswith("sha256:")
+
+
+class SwallowsEverything:
+    """Reads the reason inside a broad `except Exception`: NotGiven must still reach the engine."""
+
+    @hookimpl
+    def aicr_pre_approve(self, approval):  # type: ignore[no-untyped-def]
+        try:
+            return None if approval.reason.startswith("CHG-") else Violation("swallow", "no ticket")
+        except Exception:  # noqa: BLE001 - the point of this plugin
+            return None
+
+
+def test_a_policy_that_reads_a_missing_reason_is_skipped_never_run_on_a_placeholder() -> None:
+    from aicr_core.policy import without
+
+    proposed = without(approval(reason=""), "reason", "--reason TEXT")
+    compare(proposed.user, expected=approval(reason="").user)  # the other fields read as usual
+    policies = engine([("ticket", NeedsTicket()), ("swallow", SwallowsEverything()), ("fridays", NoFridays())])
+    decision = policies.decision(
+        "approve", rollout=rollout(), user=Identity("alice", ()), context=PolicyContext("approve", now=NOW),
+        approval=proposed)
+    compare({o.policy: o.verdict for o in decision.outcomes},
+            expected={"ticket": "skipped", "swallow": "skipped", "fridays": "deny"})
+    compare({p["name"]: p["messages"] for p in decision.record()["policies"]}["ticket"],
+            expected=["not checked: it reads the reason, which was not given (pass --reason TEXT)"])
+    refusal = decision.refusal()
+    assert refusal is not None and refusal.details == ["fridays: no approvals on Friday", "fridays: really"]

@@ -58,7 +58,8 @@ def mutations(base: Any) -> st.SearchStrategy[Any]:
     return st.one_of(st.just(base), JSON_VALUES)
 
 
-FIELD_ERROR = re.compile(r": [\w.\[\]-]+(\[\])? (has an unexpected type|is missing|is not a time: .*)$")
+FIELD_ERROR = re.compile(r": [\w.\[\]-]+(\[\])? (has an unexpected type|is missing|is not a time: .*)$"
+                         r"|^the assessment report is a JSON \w+, not an object$")
 
 PLAN = {"metadata": {"name": "aicr-plan-" + "a" * 16, "annotations": {
     "operator.aicr.run/digest": "sha256:" + "a" * 64, "operator.aicr.run/source": "recipe"}},

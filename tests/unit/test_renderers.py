@@ -5,7 +5,6 @@ import datetime as dt
 import io
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -82,6 +81,15 @@ STATES = {
                    "overrides": [{"user": "alice", "action": "approve", "policies": ["change-window", "max-approval"],
                                   "time": "2026-11-29T21:00:00Z"}]},
     "initial-install": {"from": None},
+    "progressing": {"approval": {"user": "alice", "expires": "2026-11-30T02:00:00Z", "reason": "Maintenance window"},
+                    "status": {"phase": "Progressing", "message": "applying gpu-operator",
+                               "steps": [{"release": "gpu-operator", "state": "InFlight",
+                                          "message": "helm upgrade: 3 of 8 nodes drained"},
+                                         {"release": "nvsentinel", "state": "Pending"}],
+                               "conditions": [{"type": "Ready", "status": "False", "reason": "Progressing",
+                                               "message": "step 1 of 2 in flight",
+                                               "lastTransitionTime": "2026-11-29T21:30:00Z"},
+                                              {"type": "Stalled", "status": "False"}]}},
     "not-required": {"approvalRequired": False, "status": {"phase": "Progressing"},
                      "acknowledgements": [{"release": "nvsentinel", "user": "alice", "time": "2026-11-29T22:00:00Z"}]},
 }
@@ -94,16 +102,12 @@ def check_golden(name: str, text: str) -> None:
     compare(text, expected=path.read_text())
 
 
-@pytest.fixture
-def at_the_samples_time() -> Iterator[None]:
-    """The clock of the samples: 2026-11-30 01:00 UTC, an hour before the sample approval expires."""
-    with Replacer() as replace:
-        replace("aicr_core.clock.datetime", mock_datetime(2026, 11, 30, 1, 0, 0, tzinfo=dt.timezone.utc, delta=0))
-        yield
-
-
 @pytest.mark.parametrize("state", sorted(STATES))
-def test_describe_golden(state: str, at_the_samples_time: None) -> None:
+def test_describe_golden(state: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_core import clock
+
+    # 7h56m before the samples' deadline (2026-11-30T06:00:00Z): describe shows it as `(in 7h56m)`
+    monkeypatch.setattr(clock, "now", lambda: clock.parse_time("2026-11-29T22:04:00Z"))
     check_golden(f"describe-{state}.txt", render(TextRenderer(), describe_result(**STATES[state])))
 
 
@@ -208,9 +212,16 @@ def test_the_describe_document_keeps_its_documented_keys() -> None:
     data = describe_result(**STATES["approved"]).data
     compare(list(data), expected=["rollout", "runtimeUID", "transition", "phase", "outcome", "deadline", "approval",
                                   "message", "inventory", "steps", "assessment", "records", "acknowledgements",
-                                  "overrides", "policyDecisions"])  # policyDecisions: added, documented
+                                  "overrides", "policyDecisions", "conditions"])  # policyDecisions: added
     compare(list(data["approval"]), expected=["required", "user", "expires", "reason", "revocation"])
     compare(list(data["steps"][0]), expected=["release", "operation", "assessment", "changesCRDs", "state", "message"])
     documented = (Path(__file__).resolve().parents[2] / "docs" / "output.md").read_text()
     for key in data:
         assert f"`{key}" in documented, key
+
+
+def test_list_spells_the_operator_api_phases() -> None:
+    """list keeps its own copy so that `help` does not import the API module: the two must agree."""
+    from aicr_commands import list as list_command
+
+    compare(list_command.PHASES, expected=api.PHASES)

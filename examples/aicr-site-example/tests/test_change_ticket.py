@@ -56,6 +56,6 @@ def test_the_clock_is_frozen(aicr_clock, aicr_approval, aicr_rollout):
     assert aicr_rollout("AwaitingApproval").deadline == aicr_clock.now() + timedelta(hours=8)
 
 
-def test_whoami_has_a_text_layout():
+def test_identity_has_a_text_layout():
     assert layouts.identity({"username": "alice", "groups": ["aicr:approvers", "system:authenticated"]}) == [
         "Username:  alice", "Groups:    aicr:approvers, system:authenticated"]

@@ -1,4 +1,4 @@
-"""`kubectl aicr whoami`: who the API server says you are."""
+"""`kubectl aicr identity`: who the API server says you are (a site command; the built-in `whoami` says more)."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +6,7 @@ import argparse
 from aicr_core.plugin import AicrCommand, Result
 
 
-class WhoAmI(AicrCommand):
+class ShowIdentity(AicrCommand):
     """Show the username and groups the API server reports for your credentials.
 
     Asks the API server (a SelfSubjectReview); changes nothing. Useful before
@@ -14,10 +14,10 @@ class WhoAmI(AicrCommand):
 
     Examples:
       # Who am I on the current context?
-      kubectl aicr whoami
+      kubectl aicr identity
 
       # On another context, for a script
-      kubectl aicr whoami --context prod -o json
+      kubectl aicr identity --context prod -o json
 
     Codes:
       KUBECONFIG
