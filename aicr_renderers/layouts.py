@@ -84,7 +84,8 @@ def approval_cell(a: dict[str, Any], now: datetime) -> str:
             left = (clock.parse_time(str(a.get("expires"))) - now).total_seconds()
         except ValueError:
             return f"{value(a.get('user'))}, until {value(a.get('expires'))}"
-        return f"{value(a.get('user'))}, " + (f"{durations.countdown(left)} left" if left > 0 else "expired")
+        return f"{value(a.get('user'))}, " + (f"{durations.countdown(left)} left" if left > 0
+                                               else f"expired {_expired(a.get('expires'))}")
     return "pending" if a.get("required") else "not required"
 
 

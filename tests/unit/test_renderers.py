@@ -120,11 +120,15 @@ def test_an_approval_whose_expiry_has_passed_is_shown_as_expired() -> None:
             text = render(TextRenderer(), describe_result(approval=approval))
             listing = render(TextRenderer(), Result("RolloutList", {"items": [
                 listing_item(api.parse_rollout(rollout(approval=approval)), {"status": "none"})]}))
-        shown.append(([line for line in text.splitlines() if line.startswith("Approval:")][0], "expired" in listing))
-    compare(shown, expected=[
-        ("Approval:     approved by bob until 2026-11-30T08:17:00Z (CHG-1)", False),
-        ("Approval:     approved by bob, expired 08:17Z (CHG-1)", True),
-        ("Approval:     approved by bob, expired 2026-11-30T08:17:00Z (CHG-1)", True)])
+        shown.append(([line for line in text.splitlines() if line.startswith("Approval:")][0],
+                      listing.splitlines()[1].split("  ")[0:8]))
+    compare([line for line, _ in shown], expected=[
+        "Approval:     approved by bob until 2026-11-30T08:17:00Z (CHG-1)",
+        "Approval:     approved by bob, expired 08:17Z (CHG-1)",
+        "Approval:     approved by bob, expired 2026-11-30T08:17:00Z (CHG-1)"])
+    compare(["bob, expired 08:17Z" in " ".join(cells) for _, cells in shown], expected=[False, True, False])
+    compare(["bob, expired 2026-11-30T08:17:00Z" in " ".join(cells) for _, cells in shown],
+            expected=[False, False, True])
 
 
 class FakeCluster:
