@@ -2,18 +2,21 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError, Code
-from aicr_core.result import Result
+from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.result import Progress, Result, Rows, Stream
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
     from aicr_core.kube import Cluster
+    from aicr_core.watch import Change
+    from aicr_renderers.jsonpath import Template
 
 # AICR's verdicts, worst first: a list shows the worst verdict of a rollout's report.
 VERDICTS = ("blocked", "unknown", "manual", "unversioned", "safe")
@@ -38,7 +41,14 @@ class List(AicrCommand):
     blocked > unknown > manual > unversioned > safe; else unverified, missing,
     invalid, none, or unavailable when you may not read the reports), AGE.
     -o wide adds the transition and the number of steps; -o name prints
-    runtimerollout.operator.aicr.run/<name> lines.
+    runtimerollout.operator.aicr.run/<name> lines; -o jsonpath=TEMPLATE and
+    -o custom-columns=SPEC work on the -o json document (custom columns on
+    each items[] element). -l sends a label selector to the server (the
+    operator labels ended rollouts operator.aicr.run/outcome=<outcome>);
+    --sort-by orders the items as kubectl get --sort-by does. With --watch,
+    the table, then one row each time a rollout changes (the watch API), as
+    kubectl get -w prints them; with -o json one items[] document per row,
+    the first rows included.
 
     Two API requests whatever the number of rollouts: one paginated LIST of
     rollouts and one LIST of assessment ConfigMaps (label
@@ -56,8 +66,10 @@ class List(AicrCommand):
       kubectl aicr list --phase AwaitingAcknowledgement -o name
 
     Codes:
+      USAGE      a --selector or --sort-by that does not parse, a --sort-by found on no item
       NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)
       FORBIDDEN  you may not list rollouts
+      TIMEOUT    (without --watch, which runs until Ctrl-C)
       API
     """
 
@@ -73,52 +85,167 @@ class List(AicrCommand):
             help="only rollouts in this phase (repeatable; Ended lists ended ones without --all): "
                  + ", ".join(PHASES))
         action.completer = lambda prefix, **_: [p for p in PHASES if p.startswith(prefix)]  # type: ignore[attr-defined]
+        parser.add_argument("-l", "--selector", metavar="SELECTOR", type=parse_selector,
+                            help="only rollouts whose labels match, sent to the server as labelSelector "
+                                 "(key=value, key!=value, key in (a,b), !key; e.g. operator.aicr.run/outcome=Failed "
+                                 "with --all)")
+        parser.add_argument("--sort-by", metavar="JSONPATH", type=parse_sort_by,
+                            help="order by this path of each items[] element of -o json, as kubectl get --sort-by "
+                                 "(e.g. .deadline, .assessment.verdict)")
+        parser.add_argument("-w", "--watch", action="store_true",
+                            help="after the list, print a row each time a rollout changes, until Ctrl-C")
 
-    def take_action(self, args: argparse.Namespace) -> Result:
+    def take_action(self, args: argparse.Namespace) -> Result | Stream:
         from concurrent.futures import ThreadPoolExecutor
 
         from aicr_core import kube
-        from aicr_core import operator_api as api
         from aicr_core.deadline import Deadline
 
+        if args.watch:
+            import math
+
+            from aicr_core.deadline import Deadline
+
+            return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args), rows=ROWS)
         cluster = _rollouts.session(args)
         # The reports are read beside the rollouts (a second connection with the same deadline):
         # the server works on one list while this process parses the other.
         with _rollouts.many_objects(), ThreadPoolExecutor(1) as beside:
             sibling = kube.Cluster(cluster.settings, Deadline(cluster.deadline.remaining()))
             reading = beside.submit(read_reports, sibling, args.operator_namespace)
-            objects = list_rollouts(cluster)
+            objects = list_rollouts(cluster, args.selector)
             rollouts, warnings = parse_all(objects)
             del objects  # the raw JSON is most of the memory: let it go before the reports arrive
-            rollouts = [r for r in rollouts if (args.all or not r.ended or api.PHASE_ENDED in args.phase)
-                        and (not args.phase or r.phase in args.phase)
-                        and (not args.pending or _rollouts.waits_for_person(r))]
-            rollouts.sort(key=lambda r: r.name)
-            rollouts.sort(key=lambda r: r.created or _EPOCH, reverse=True)  # newest first, ties by name
+            rollouts = newest_first([r for r in rollouts if wanted(r, args)])
             reports, warning = reading.result()
             if warning and any(r.assessment_digest for r in rollouts):
                 warnings.append(warning)
             assessments = Assessments(reports, args.operator_namespace)
             items = [item(r, assessments.of(r.assessment_digest)) for r in rollouts]
-        return Result("RolloutList", {"items": items}, names=tuple(api.rollout_reference(r.name) for r in rollouts),
-                      warnings=tuple(warnings))
+        return listing(items, args, warnings)
+
+
+ROWS = Rows("items", "RolloutListItem")  # list --watch: rows of RolloutList's table, items[] documents
+
+
+def wanted(r: api.Rollout, args: argparse.Namespace) -> bool:
+    """What --all, --phase and --pending keep."""
+    from aicr_core import operator_api as api
+
+    return ((args.all or not r.ended or api.PHASE_ENDED in args.phase)
+            and (not args.phase or r.phase in args.phase)
+            and (not args.pending or _rollouts.waits_for_person(r)))
+
+
+def newest_first(rollouts: list[api.Rollout]) -> list[api.Rollout]:
+    rollouts.sort(key=lambda r: r.name)
+    rollouts.sort(key=lambda r: r.created or _EPOCH, reverse=True)  # newest first, ties by name
+    return rollouts
+
+
+def listing(items: list[dict[str, Any]], args: argparse.Namespace, warnings: list[str]) -> Result:
+    """The RolloutList result of these items, in --sort-by's order when given."""
+    from aicr_core import operator_api as api
+    from aicr_core.sorting import sort_items
+
+    if args.sort_by is not None:
+        items = sort_items(items, args.sort_by)
+    return Result("RolloutList", {"items": items}, names=tuple(api.rollout_reference(i["name"]) for i in items),
+                  warnings=tuple(warnings))
+
+
+def parse_selector(text: str) -> str:
+    from aicr_core.selector import SelectorError, check
+
+    try:
+        return check(text)
+    except SelectorError as err:
+        raise argparse.ArgumentTypeError(f"invalid selector {text!r}: {err}") from None
+
+
+def parse_sort_by(text: str) -> Template:
+    from aicr_core.sorting import parse_sort_by as parse
+
+    try:
+        return parse(text)
+    except UsageError as err:
+        raise argparse.ArgumentTypeError(err.message) from None
+
+
+def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result | Progress]:
+    """The list now, then one row per change of a rollout (kubectl get -w), until interrupted.
+
+    A change is shown when the rollout passes --all/--pending now, or was shown before (so its
+    leaving, its end say, is seen too). Reports are read once; a new digest's report is read when
+    it first appears.
+    """
+    from aicr_core import operator_api as api
+    from aicr_core.watch import follow_collection
+
+    reports, warning = read_reports(cluster, args.operator_namespace)
+    assessments = Assessments(reports, args.operator_namespace, cluster)
+    with crds_named():
+        yield from watch_rows(follow_collection(cluster, api.rollouts_path(), selector_params(args.selector),
+                                                "rollouts"), args, assessments, warning)
+
+
+def watch_rows(batches: Iterator[list[Change]], args: argparse.Namespace, assessments: Assessments,
+               warning: str | None) -> Iterator[Result | Progress]:
+    from aicr_core import operator_api as api
+
+    shown: set[str] = set()
+    for batch in batches:
+        if batch and batch[0].kind == "LISTED":
+            rollouts, warnings = parse_all(change.object for change in batch)
+            rollouts = newest_first([r for r in rollouts if wanted(r, args)])
+            if warning and any(r.assessment_digest for r in rollouts):
+                warnings.append(warning)
+            shown = {r.name for r in rollouts}
+            yield listing([item(r, assessments.of(r.assessment_digest)) for r in rollouts], args, warnings)
+            continue
+        for change in batch:
+            rollouts, warnings = parse_all([change.object])
+            for text in warnings:
+                yield Progress(f"warning: {text}")
+            for r in rollouts:
+                if not wanted(r, args) or change.kind == "DELETED":
+                    if r.name not in shown:
+                        continue
+                    shown.discard(r.name)
+                else:
+                    shown.add(r.name)
+                yield Result("RolloutList", {"items": [item(r, assessments.of(r.assessment_digest))]},
+                             names=(api.rollout_reference(r.name),))
 
 
 _EPOCH = clock.parse_time("1970-01-01T00:00:00Z")
 
 
-def list_rollouts(cluster: Cluster) -> list[dict[str, Any]]:
+def selector_params(selector: str | None) -> dict[str, str]:
+    return {"labelSelector": selector} if selector else {}
+
+
+def list_rollouts(cluster: Cluster, selector: str | None = None) -> list[dict[str, Any]]:
     """Every rollout (one paginated LIST); a server without the operator's CRDs says so in words."""
     from aicr_core import operator_api as api
 
+    with crds_named():
+        objects, _ = cluster.list(api.rollouts_path(), selector_params(selector))
+    return objects
+
+
+@contextlib.contextmanager
+def crds_named() -> Iterator[None]:
+    """A 404 from the rollouts' collection means the operator's CRDs are missing: say so in words."""
+    from aicr_core import operator_api as api
+
     try:
-        objects, _ = cluster.list(api.rollouts_path())
+        yield
     except AicrError as err:
         if err.code == Code.NOT_FOUND:
             raise AicrError(Code.NOT_FOUND, f"this API server does not serve {api.GROUP}/{api.VERSION} "
                             "RuntimeRollouts: the AICR operator's CRDs are not installed") from None
         raise
-    return objects
 
 
 def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], list[str]]:
@@ -156,8 +283,10 @@ def read_reports(cluster: Cluster, namespace: str) -> tuple[Mapping[str, str | N
 class Assessments:
     """The ASSESSMENT of each rollout, verified as describe verifies it, once per report digest."""
 
-    def __init__(self, reports: Mapping[str, str | None] | None, namespace: str) -> None:
+    def __init__(self, reports: Mapping[str, str | None] | None, namespace: str,
+                 cluster: Cluster | None = None) -> None:
         self.reports, self.namespace = reports, namespace
+        self.cluster = cluster  # list --watch: a report that was not there at the start is read when needed
         self._by_digest: dict[str, dict[str, Any]] = {}
 
     def of(self, digest: str | None) -> dict[str, Any]:
@@ -169,14 +298,17 @@ class Assessments:
 
     def _verify(self, digest: str) -> dict[str, Any]:
         from aicr_core import operator_api as api
-        from aicr_core.rollouts import verify_report
+        from aicr_core.rollouts import read_report, verify_report
 
         if self.reports is None:
             return {"status": "unavailable", "digest": digest, "verdict": None}
         name = api.assessment_configmap_name(digest)
-        if name not in self.reports:
+        if name not in self.reports and self.cluster is not None:
+            report = read_report(self.cluster, self.namespace, digest)
+        elif name not in self.reports:
             return {"status": "missing", "digest": digest, "verdict": None}
-        report = verify_report(digest, self.reports[name], verdicts_only=True)
+        else:
+            report = verify_report(digest, self.reports[name], verdicts_only=True)
         verdict = worst_verdict(v.verdict for v in report.verdicts) if report.status == "verified" else None
         return {"status": report.status, "digest": digest, "verdict": verdict}
 

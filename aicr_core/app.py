@@ -9,24 +9,26 @@ what is not used.
 """
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import io
 import logging
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
-from aicr_core import entry_points
+from aicr_core import entry_points, output
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.memory import paused_gc
 from aicr_core.renderer import Renderer
-from aicr_core.result import Progress, Result, Stream, result_problem
+from aicr_core.result import Progress, Result, Rows, Stream, result_problem
 from aicr_core.terminal import safe
 
 PROG = "kubectl aicr"
@@ -133,13 +135,23 @@ class AicrApp(App):
         command_class, name, rest = self.command_manager.find_command([name, *argv])
         command = command_class(self, None, cmd_name=name)
         args = command.get_parser(f"{PROG} {name}").parse_args(rest)
-        renderer = self.load_renderer(args.output)  # before the command: never write, then fail to print
+        # Before the command: never write, then fail to print; a template that does not parse is USAGE.
+        renderer = self.load_renderer(args.output)
+        format_name = str(args.output).partition("=")[0]
+        options = self.output_options(args)
         result, exit_code = command.run(args)
-        if isinstance(result, Stream):
-            self.render_stream(result, renderer, args.output)
-        else:
-            self.show(self.render(renderer, args.output, result), result)
+        with output.rendering(options):
+            if isinstance(result, Stream):
+                self.render_stream(result, renderer, format_name)
+            else:
+                self.show(self.render(renderer, format_name, result), result)
         return exit_code
+
+    def output_options(self, args: argparse.Namespace) -> output.OutputOptions:
+        return output.OutputOptions(
+            no_headers=bool(getattr(args, "no_headers", False)),
+            color=output.use_color(getattr(args, "color", "auto"), self.stdout.isatty()),
+            allow_missing_template_keys=bool(getattr(args, "allow_missing_template_keys", True)))
 
     def show(self, output: str, result: Result) -> None:
         """The result's warnings on stderr, then its output on stdout."""
@@ -152,10 +164,53 @@ class AicrApp(App):
         """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator.
 
         Progress lines go to stderr as they come. Each result is checked and rendered whole before
-        any of it is written, as a single result is.
+        any of it is written, as a single result is. A stream of rows (`list --watch`) is never
+        redrawn: a table renderer prints each batch of rows as it comes, the header line once;
+        any other renderer one document per row.
         """
+        if stream.rows is not None:
+            self.render_rows(stream, stream.rows, renderer, name)
+            return
         redraw = self.stdout.isatty()
         shown = 0
+        for item in self.results(stream):
+            output_text = self.render(renderer, name, item)
+            if shown:
+                self.stdout.write(CLEAR_SCREEN if redraw else renderer.separator)
+            self.show(output_text, item)
+            shown += 1
+
+    def render_rows(self, stream: Stream, rows: Rows, renderer: Renderer, name: str) -> None:
+        """Each batch of rows as it comes: a table renderer prints the batch (the header only until one
+        row has been shown), any other renderer one document per row. A batch is rendered whole first."""
+        header_shown, shown = False, 0
+        for batch in self.results(stream):
+            found = batch.data.get(rows.key)
+            items = found if isinstance(found, list) else []
+            if getattr(renderer, "table", False):
+                options = output.current()
+                if header_shown:
+                    options = dataclasses.replace(options, no_headers=True)
+                with output.rendering(options):
+                    self.show(self.render(renderer, name, batch), batch)
+                header_shown = header_shown or bool(items)
+                continue
+            texts = []
+            for i, row in enumerate(items):
+                if type(row) is not dict:
+                    raise AicrError(Code.PLUGIN_ERROR, f"a streaming command's {rows.key}[] holds a "
+                                    f"{type(row).__name__}, not an object")
+                names = (batch.names[i],) if len(batch.names) == len(items) else ()
+                texts.append(self.render(renderer, name, Result(rows.kind, row, names=names)))
+            for warning in batch.warnings:
+                self.warn(warning)
+            for text in texts:
+                self.stdout.write((renderer.separator if shown else "") + text)
+                shown += 1
+            self.stdout.flush()
+
+    def results(self, stream: Stream) -> Iterator[Result]:
+        """The stream's results, checked; its Progress lines written to stderr as they come."""
         for item in stream:
             if isinstance(item, Progress):
                 self.stderr.write(safe(str(item.message), allow_newlines=False) + "\n")
@@ -164,11 +219,8 @@ class AicrApp(App):
             problem = result_problem(item) if isinstance(item, Result) else f"it yielded a {type(item).__name__}"
             if problem is not None:
                 raise AicrError(Code.PLUGIN_ERROR, f"a streaming command's result cannot be printed: {problem}")
-            output = self.render(renderer, name, item)
-            if shown:
-                self.stdout.write(CLEAR_SCREEN if redraw else renderer.separator)
-            self.show(output, item)
-            shown += 1
+            assert isinstance(item, Result)
+            yield item
 
     @staticmethod
     def render(renderer: Renderer, name: str, result: Result) -> str:
@@ -228,12 +280,28 @@ class AicrApp(App):
             i += 1
         return None
 
-    def load_renderer(self, name: str) -> Renderer:
+    def load_renderer(self, output_flag: str) -> Renderer:
+        """The renderer of `-o NAME[=ARG]`, its argument read (a bad one is USAGE, before any API call)."""
+        name, equals, text = output_flag.partition("=")
+        argument = text if equals else None
         if name not in self.renderers:
             raise UsageError(f'unknown output format "{name}": installed are '
                              + ", ".join(self.renderers.names()))
         renderer_class = self.renderers.load(name)
-        return renderer_class()
+        renderer: Renderer = renderer_class()
+        configure = getattr(renderer, "configure", None)
+        if configure is None:  # a renderer written before arguments existed, not derived from ours
+            if argument is not None:
+                raise UsageError(f'output format "{name}" takes no argument (got "{output_flag}")')
+            return renderer
+        try:
+            configure(name, argument)
+        except AicrError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a renderer plugin's bug while reading its argument
+            raise AicrError(Code.PLUGIN_ERROR, f"output format {name!r} failed to read its argument: "
+                            f"{type(err).__name__}: {err}") from err
+        return renderer
 
     # output --------------------------------------------------------------------
     def print_error(self, err: AicrError) -> None:

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, NoReturn
 from aicr_core import duration
 from aicr_core.connection_flags import add_connection_flags
 from aicr_core.errors import HelpRequested, UsageError
+from aicr_core.output import COLOR_CHOICES
 
 REASON_MAX = 1024
 DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
@@ -147,6 +148,27 @@ class HelpFlag(argparse.Action):
         raise HelpRequested(getattr(parser, "command_name", None))
 
 
+def parse_bool(text: str) -> bool:
+    """A boolean flag's value as pflag reads it (Go's strconv.ParseBool)."""
+    if text in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if text in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid argument "{text}": strconv.ParseBool: parsing "{text}": invalid syntax')
+
+
+class BoolFlag(argparse.Action):
+    """A pflag boolean: `--flag` is true, `--flag=false` false; the next word is never its value."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("default", False)
+        super().__init__(option_strings, dest, type=parse_bool, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+
+
 class FlagParser(argparse.ArgumentParser):
     """argparse with kubectl's rules: exact names, errors as [USAGE], values may start with '-'."""
 
@@ -165,12 +187,15 @@ class FlagParser(argparse.ArgumentParser):
     def value_flags(self) -> set[str]:
         """Option strings that take exactly one value."""
         return {opt for action in self._actions if action.option_strings and action.nargs is None
-                and not isinstance(action, (argparse._StoreConstAction, HelpFlag))
+                and not isinstance(action, (argparse._StoreConstAction, HelpFlag, BoolFlag))
                 for opt in action.option_strings}
+
+    def bool_flags(self) -> set[str]:
+        return {opt for action in self._actions if isinstance(action, BoolFlag) for opt in action.option_strings}
 
     def join_flag_values(self, argv: Sequence[str]) -> list[str]:
         """`--expires -1h` -> `--expires=-1h`: a value flag takes the next word, as pflag does."""
-        takes_value, out, words = self.value_flags(), [], list(argv)
+        takes_value, booleans, out, words = self.value_flags(), self.bool_flags(), [], list(argv)
         i = 0
         while i < len(words):
             word = words[i]
@@ -182,7 +207,7 @@ class FlagParser(argparse.ArgumentParser):
                 out.append(f"{word}{joiner}{words[i + 1]}")
                 i += 2
                 continue
-            out.append(word)
+            out.append(f"{word}=true" if word in booleans else word)  # argparse needs the value pflag implies
             i += 1
         return out
 
@@ -220,10 +245,24 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--policy-file", metavar="PATH",
                        help="policy check, plugins, and approve, revoke, acknowledge with --dry-run: try this "
                             "ApprovalPolicy file in place of the cluster's")
-    group.add_argument("-o", "--output", metavar="NAME", default="text",
-                       help="output format: any installed renderer (default: %(default)s)")
+    group.add_argument("-o", "--output", metavar="NAME[=ARG]", default="text",
+                       help="output format: any installed renderer, some with an argument: jsonpath=TEMPLATE, "
+                            "jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE (default: %(default)s)")
+    add_output_flags(group)
     group.add_argument("-h", "--help", action=HelpFlag, help="show this help and exit")
     add_connection_flags(parser.add_argument_group("kubectl's connection flags, accepted by every command"))
+
+
+def add_output_flags(group: argparse._ArgumentGroup) -> None:
+    """What every renderer may honour (aicr_core/output.py); a renderer that has no use for one ignores it."""
+    group.add_argument("--no-headers", action=BoolFlag,
+                       help="tables (text, wide, custom-columns): leave out the header line")
+    group.add_argument("--color", metavar="WHEN", choices=COLOR_CHOICES, default="auto",
+                       help="colour phases, outcomes and verdicts: auto (on a terminal, unless NO_COLOR is set), "
+                            "always (even with NO_COLOR) or never (default: %(default)s)")
+    group.add_argument("--allow-missing-template-keys", action=BoolFlag, default=True,
+                       help="-o jsonpath: a key missing from the document prints nothing "
+                            "(=false: it is an error) (default: true)")
 
 
 def help_text(action: argparse.Action) -> str:

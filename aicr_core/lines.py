@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from aicr_core import output
 from aicr_core.terminal import safe
 
 Layout = Callable[[dict[str, Any]], list[str]]
@@ -31,13 +32,30 @@ def value(item: Any, empty: str = "-") -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    """Columns padded to the widest cell, as kubectl prints them; the last column is not padded."""
-    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
+    """Columns padded to the widest cell, as kubectl prints them; the last column is not padded.
+
+    A cell may hold colour marks (`output.paint`): widths count only what is shown.
+    """
+    widths = [max(_width(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
     lines = []
     for row in [list(headers), *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row[:-1], widths[:-1], strict=True)] + [str(row[-1])]
+        cells = [str(cell) + " " * (width - _width(str(cell)))
+                 for cell, width in zip(row[:-1], widths[:-1], strict=True)] + [str(row[-1])]
         lines.append((indent + "  ".join(cells)).rstrip())
     return lines
+
+
+def listing(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
+    """The table of a list result (what `kubectl get` prints): without its header line with --no-headers.
+
+    The rows are aligned with the header all the same, so a row's columns do not move with the flag.
+    """
+    lines = table(headers, rows, indent)
+    return lines[1:] if output.current().no_headers else lines
+
+
+def _width(cell: str) -> int:
+    return len(output.strip_marks(cell)) if "\x0e" in cell else len(cell)
 
 
 def fields(pairs: Sequence[tuple[str, str]]) -> list[str]:

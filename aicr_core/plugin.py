@@ -2,8 +2,9 @@
 
 commands (and the Kubernetes session from the parsed flags: import `connect_args`
 inside `take_action`, since it loads the Kubernetes client), output renderers and
-text layouts, policies and their settings types, the operator API's values, and
-errors: `__all__` (built from `_MODULES` below) is the list.
+text layouts (with the output options' `listing`, a list's table, and `paint`, colour),
+policies and their settings types, the operator API's values, and errors (`UsageError`:
+a renderer's bad `-o NAME=ARG`, say): `__all__` (built from `_MODULES` below) is the list.
 
 Names are imported on first use (PEP 562), so a policy that imports
 `hookimpl` and `Violation` loads pluggy and nothing else, and a command module
@@ -19,10 +20,10 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
     from cliff.hooks import CommandHook
 
     from aicr_core.command import AicrCommand
-    from aicr_core.errors import AicrError, Code
+    from aicr_core.errors import AicrError, Code, UsageError
     from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
     from aicr_core.kube import Cluster, connect_args
-    from aicr_core.lines import Layout, fields, table, value
+    from aicr_core.lines import Layout, fields, listing, table, value
     from aicr_core.operator_api import (
         Acknowledgement,
         Approval,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
         Rollout,
         Step,
     )
+    from aicr_core.output import paint
     from aicr_core.policy_file import GoDuration, NonEmptyStr, SettingsModel
     from aicr_core.renderer import Renderer
     from aicr_core.result import Result
@@ -46,13 +48,14 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "cliff.hooks": ("CommandHook",),
     "aicr_core.kube": ("Cluster", "connect_args"),
     "aicr_core.renderer": ("Renderer",),
-    "aicr_core.lines": ("Layout", "fields", "table", "value"),
+    "aicr_core.lines": ("Layout", "fields", "listing", "table", "value"),
+    "aicr_core.output": ("paint",),
     "aicr_core.terminal": ("safe",),
     "aicr_core.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),
     "aicr_core.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
     "aicr_core.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
                                "Revocation", "Rollout", "Step"),
-    "aicr_core.errors": ("AicrError", "Code"),
+    "aicr_core.errors": ("AicrError", "Code", "UsageError"),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 

@@ -37,16 +37,26 @@ class Progress(NamedTuple):
     message: str
 
 
+class Rows(NamedTuple):
+    """What makes a stream one of rows (`list --watch`, as `kubectl get -w`): each result is a batch of
+    rows, `data[key]`, of one table; a document renderer prints each row alone, as a result of `kind`."""
+
+    key: str
+    kind: str
+
+
 class Stream:
     """Successive results of one command, produced as they happen (a watch).
 
     Iterating it may block, and may raise `AicrError` (a timeout, say) at any
     point: what was rendered before stays rendered, and the error is reported
-    as any other.
+    as any other. With `rows`, the results are batches of rows appended to one
+    table, never redrawn.
     """
 
-    def __init__(self, items: Iterable[Union[Result, Progress]]) -> None:
+    def __init__(self, items: Iterable[Union[Result, Progress]], rows: Rows | None = None) -> None:
         self._items = items
+        self.rows = rows
 
     def __iter__(self) -> Iterator[Union[Result, Progress]]:
         return iter(self._items)

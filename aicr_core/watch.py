@@ -11,14 +11,15 @@ changes it waits on an open stream. A server that stays unreachable for
 within the session's deadline (`TIMEOUT`).
 
 It knows Kubernetes, not AICR: the caller gives the collection's path and the
-object's name.
+object's name. `follow_collection` does the same for a whole collection
+(`list --watch`): one LIST, then the watch of every object from its version.
 """
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 from aicr_core import kube
 from aicr_core.errors import AicrError, Code
@@ -127,3 +128,96 @@ def _version(obj: Any) -> str:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     version = meta.get("resourceVersion") if isinstance(meta, dict) else None
     return version if isinstance(version, str) else ""
+
+
+class Change(NamedTuple):
+    """One object of a collection as it is now: listed at the start, or changed since (`kind`: the event)."""
+
+    kind: str  # LISTED, ADDED, MODIFIED, DELETED
+    object: dict[str, Any]
+
+
+def follow_collection(cluster: kube.Cluster, collection: str, params: Mapping[str, str] | None = None,
+                      what: str | None = None) -> Iterator[list[Change]]:
+    """Yield every object of the collection now (one batch, from one paginated LIST), then each change.
+
+    As `follow` does for one object: watch from the list's resourceVersion, resume from the last
+    version seen when a stream ends, and after `410 Gone` or a dropped connection list again and
+    yield what changed meanwhile (objects whose resourceVersion moved, and those gone, as DELETED).
+    `params` (a labelSelector) apply to the list and to the watch alike.
+    """
+    reader = _CollectionFollower(cluster, collection, dict(params or {}), what or collection)
+    yield from reader.run_collection()
+
+
+class _CollectionFollower(_Follower):
+    def __init__(self, cluster: kube.Cluster, collection: str, params: dict[str, str], what: str) -> None:
+        super().__init__(cluster, collection, "", what)
+        self.params = params
+        self.seen: dict[str, tuple[str, dict[str, Any]]] = {}  # name -> (resourceVersion, object)
+
+    def run_collection(self) -> Iterator[list[Change]]:
+        yield [Change("LISTED", obj) for obj in self.relist()]
+        unreachable_since: float | None = None
+        pause = FIRST_PAUSE
+        while True:
+            try:
+                for change in self.stream_changes():
+                    unreachable_since, pause = None, FIRST_PAUSE
+                    yield [change]
+                continue
+            except kube.Gone:
+                pass
+            except AicrError as err:
+                if not self.dropped(err):
+                    raise
+                unreachable_since = unreachable_since or time.monotonic()
+                if time.monotonic() - unreachable_since > RECONNECT_SECONDS:
+                    raise
+                self.sleep(pause)
+                pause = min(pause * 2, MAX_PAUSE)
+            before = dict(self.seen)
+            try:
+                current = self.relist()
+            except AicrError as err:
+                if err.code != Code.UNAVAILABLE:
+                    raise
+                continue
+            changes = [Change("MODIFIED" if _name(obj) in before else "ADDED", obj) for obj in current
+                       if before.get(_name(obj), ("", None))[0] != _version(obj)]
+            names = {_name(obj) for obj in current}
+            changes += [Change("DELETED", obj) for name, (_, obj) in before.items() if name not in names]
+            if changes:
+                yield changes
+
+    def relist(self) -> list[dict[str, Any]]:
+        objects, self.version = self.cluster.list(self.collection, self.params)
+        self.seen = {_name(obj): (_version(obj), obj) for obj in objects}
+        return objects
+
+    def stream_changes(self) -> Iterator[Change]:
+        remaining = self.cluster.deadline.remaining()
+        seconds = WATCH_SECONDS if math.isinf(remaining) else max(1, min(WATCH_SECONDS, math.ceil(remaining)))
+        started, events = time.monotonic(), 0
+        for event in self.cluster.watch(self.collection, {
+                **self.params, "resourceVersion": self.version, "allowWatchBookmarks": "true",
+                "timeoutSeconds": str(seconds)}):
+            kind, obj = event.get("type"), event.get("object")
+            if not isinstance(obj, dict):
+                continue
+            events += 1
+            self.version = _version(obj) or self.version
+            if kind in ("ADDED", "MODIFIED"):
+                self.seen[_name(obj)] = (_version(obj), obj)
+                yield Change(str(kind), obj)
+            elif kind == "DELETED":
+                self.seen.pop(_name(obj), None)
+                yield Change("DELETED", obj)
+        if not events and time.monotonic() - started < 1:
+            raise AicrError(Code.UNAVAILABLE, f"the API server ended the watch of {self.what} at once")
+
+
+def _name(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else ""

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from aicr_core import clock
-from aicr_core.lines import fields, table, value
+from aicr_core.lines import fields, listing, table, value
 from aicr_core.terminal import safe
-from aicr_renderers import durations
+from aicr_renderers import colours, durations
 from aicr_renderers.policy_layouts import policy_file_text
 
 HELP_WIDTH = 100  # columns of `help COMMAND`; flag descriptions wrap there
@@ -30,8 +30,8 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
         ("Rollout", value(d.get("rollout"))),
         ("Runtime UID", value(d.get("runtimeUID"))),
         ("Transition", f"{value(frm) if frm else 'none (initial install)'} -> {value(to)}"),
-        ("Phase", value(d.get("phase"))),
-        ("Outcome", value(d.get("outcome"))),
+        ("Phase", colours.phase(value(d.get("phase")), d.get("phase"))),
+        ("Outcome", colours.outcome(value(d.get("outcome")), d.get("outcome"))),
         ("Deadline", deadline_text(d.get("deadline"), now)),
         ("Approval", approval_text(d.get("approval") or {})),
         *([("Overrides", overrides_text(d["overrides"]))] if d.get("overrides") else []),
@@ -43,7 +43,8 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
     steps = d.get("steps") or []
     if steps:
         lines += table(["#", "RELEASE", "OPERATION", "ASSESSMENT", "CRDS", "STATE", "MESSAGE"], [
-            [str(i), value(s.get("release")), value(s.get("operation")), value(s.get("assessment")),
+            [str(i), value(s.get("release")), value(s.get("operation")),
+             colours.verdict(value(s.get("assessment")), s.get("assessment")),
              value(bool(s.get("changesCRDs"))), step_state(s.get("state")), value(s.get("message"))]
             for i, s in enumerate(steps, 1)])
     else:
@@ -143,7 +144,8 @@ def assessment_lines(a: dict[str, Any]) -> list[str]:
         if components:
             lines += table(["COMPONENT", "CHANGE", "FROM", "TO", "VERDICT", "NOTES"], [
                 [value(c.get("component")), value(c.get("change")), value(c.get("from")),
-                 value(c.get("to")), value(c.get("verdict")), value(c.get("notes"))] for c in components])
+                 value(c.get("to")), colours.verdict(value(c.get("verdict")), c.get("verdict")),
+                 value(c.get("notes"))] for c in components])
         if a.get("summary"):
             lines.append(f"  Summary: {value(a.get('summary'))}")
         return lines
@@ -175,19 +177,21 @@ def rollout_list(d: dict[str, Any], wide: bool = False) -> list[str]:
     for item in items:
         assessment = item.get("assessment") or {}
         status = assessment.get("status")
-        row = [value(item.get("name")), phase_text(item.get("phase"), item.get("outcome")),
+        phase, outcome = item.get("phase"), item.get("outcome")
+        verdict = assessment.get("verdict") if status == "verified" else status
+        row = [value(item.get("name")), colours.phase(phase_text(phase, outcome), phase, outcome),
                approval_text(item.get("approval") or {}, brief=True) if wide
                else approval_cell(item.get("approval") or {}, now),
                deadline_text(item.get("deadline"), now) if wide else deadline_left(item.get("deadline"), now),
                value(item.get("waitingOn")),
-               value(assessment.get("verdict") if status == "verified" else status),
+               colours.verdict(value(verdict), verdict),
                since(item.get("created"), now, durations.age)]
         if wide:
             transition = item.get("transition") or {}
             row += [f"{short_digest(transition.get('from'))}->{short_digest(transition.get('to'))}",
                     value(item.get("steps"), "0")]
         rows.append(row)
-    return table(headers, rows, indent="")
+    return listing(headers, rows)
 
 
 def rollout_list_wide(d: dict[str, Any]) -> list[str]:
@@ -348,7 +352,7 @@ def plugin_list(d: dict[str, Any]) -> list[str]:
              value(p.get("active")), value(p.get("mode")),
              value(p.get("status")) + (f": {value(p.get('error'))}" if p.get("error") else "")]
             for p in d.get("plugins") or []]
-    lines = table(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows, indent="")
+    lines = listing(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows)
     return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from aicr_core.lines import table, value
+from aicr_renderers import colours
 
 
 def policy_decision(d: dict[str, Any]) -> list[str]:
@@ -13,7 +14,8 @@ def policy_decision(d: dict[str, Any]) -> list[str]:
     policies = d.get("policies") or []
     if policies:
         lines += table(["VERDICT", "POLICY", "MODE", "MESSAGE (FACTS)"], [
-            [value(p.get("verdict")), value(p.get("name")), value(p.get("mode")), outcome_text(p)]
+            [colours.policy_verdict(value(p.get("verdict")), p.get("verdict")), value(p.get("name")),
+             value(p.get("mode")), outcome_text(p)]
             for p in policies], indent="")
     elif not d.get("errors"):
         lines.append(f"no active policy decides {value(d.get('action'))}")
@@ -25,9 +27,10 @@ def policy_decision(d: dict[str, Any]) -> list[str]:
                                                       "pass --reason to check them" if skipped
                                                       else "no active policy reads the reason"))
     if d.get("allowed"):
-        lines.append(f"{value(d.get('action'))} would go ahead")
+        lines.append(f"{value(d.get('action'))} {colours.allowed('would go ahead', True)}")
     else:
-        lines.append(f"{value(d.get('action'))} would be refused: [{value(d.get('code'))}] {value(d.get('message'))}")
+        lines.append(f"{value(d.get('action'))} {colours.allowed('would be refused', False)}: "
+                     f"[{value(d.get('code'))}] {value(d.get('message'))}")
     return lines
 
 

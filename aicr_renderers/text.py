@@ -5,21 +5,22 @@ The layout of a result's kind comes from the `aicr.layouts` entry-point group
 renderer knows no kind. A kind without a layout, or whose layout fails, is
 printed as indented `key: value` lines. Every value from the result is
 escaped (`safe`), so a newline or an escape sequence in cluster data cannot
-forge a line or steer the terminal.
+forge a line or steer the terminal; the colour a layout marks (`output.paint`)
+is written after that escaping, and only with colour on (`--color`).
 """
 from __future__ import annotations
 
 import logging
 from typing import TextIO
 
-from aicr_core import entry_points
+from aicr_core import entry_points, output
 from aicr_core.lines import Layout, generic
 from aicr_core.renderer import Renderer
 from aicr_core.result import Result
-from aicr_core.terminal import safe
 
 
 class TextRenderer(Renderer):
+    table = True  # a list's layout is a table: a stream of rows (list --watch) shows its header once
     def layout(self, kind: str) -> Layout:
         return find_layout(kind)
 
@@ -33,7 +34,7 @@ class TextRenderer(Renderer):
                 result.kind, type(err).__name__, err)
             lines = generic(data)
         text = "\n".join(lines)
-        out.write(safe(text) + ("\n" if text else ""))
+        out.write(output.finish(text, self.options.color) + ("\n" if text else ""))
 
 
 def find_layout(kind: str) -> Layout:

@@ -347,7 +347,8 @@ def test_describe_watch_redraws_in_place_on_a_terminal(aicr: Aicr, plane: testbe
                                                        seed: testbed.Seeder, background: list[Background]) -> None:
     name = seed.rollout(approval=APPROVED)
     controller, terminal = pty.openpty()
-    job = start(background, aicr, plane.kubeconfig_for("victor"), "describe", name, "-w", stdout=terminal)
+    job = start(background, aicr, plane.kubeconfig_for("victor"), "describe", name, "-w", "--color=never",
+                stdout=terminal)  # a terminal colours by default (test_output_options checks that)
     os.close(terminal)
     job.watching()
     seed.set_rollout_status(name, {"phase": "Ended", "outcome": "Failed"})

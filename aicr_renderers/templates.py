@@ -1,0 +1,83 @@
+"""`-o jsonpath=TEMPLATE`, `-o jsonpath-file=FILE`: kubectl's template, applied to the `-o json` document.
+
+The template is parsed when the renderer is configured, before the command
+runs: one that does not parse is USAGE (exit 2) before any API call. Each
+document of a stream (`describe --watch`, `list --watch`) is printed on its own,
+with nothing between, as `kubectl get -w -o jsonpath=...` prints them, and no
+newline is added (a template says `{"\\n"}` where it wants one).
+
+The engine is `aicr_renderers.jsonpath` (client-go's dialect). What it prints
+still goes through `safe()`: a control character from the cluster is shown as
+an escape, never sent to the terminal; the template's own `\\n` and `\\t` stay.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from aicr_core.errors import UsageError
+from aicr_core.renderer import Renderer
+from aicr_core.result import Result
+from aicr_core.terminal import safe
+
+if TYPE_CHECKING:
+    from aicr_renderers.jsonpath import Template
+
+
+def document(result: Result) -> dict[str, Any]:
+    """The document `-o json` prints for the result (docs/output.md)."""
+    return {"kind": result.kind, **result.data}
+
+
+def read_template_file(path: str, flag: str) -> str:
+    """A template file's text; USAGE naming it when it cannot be read (before any API call)."""
+    if not path:
+        raise UsageError(f"-o {flag}= needs a file name")
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise UsageError(f"error reading {flag} {path}: {reason}") from None
+
+
+def parse_template(text: str) -> Template:
+    from aicr_renderers import jsonpath
+
+    if not text:
+        raise UsageError("template format specified but no template given")
+    try:
+        return jsonpath.parse(text)
+    except jsonpath.JsonPathError as err:
+        raise UsageError(f"error parsing jsonpath {text}: {err}") from None
+
+
+class JsonPathRenderer(Renderer):
+    separator = ""
+    argument = "TEMPLATE"
+    argument_required = True
+    flag = "jsonpath"
+
+    def __init__(self) -> None:
+        self.template: Template | None = None
+
+    def parse_argument(self, argument: str) -> None:
+        self.template = parse_template(argument)
+
+    def render(self, result: Result, out: TextIO) -> None:
+        from aicr_renderers import jsonpath
+
+        assert self.template is not None, "configure() reads the template first"
+        try:
+            text = self.template.execute(document(result), allow_missing=self.options.allow_missing_template_keys)
+        except jsonpath.JsonPathError as err:
+            raise UsageError(f"error executing jsonpath {self.template.source}: {err}; nothing was printed") \
+                from None
+        out.write(safe(text))
+
+
+class JsonPathFileRenderer(JsonPathRenderer):
+    argument = "FILE"
+    flag = "jsonpath-file"
+
+    def parse_argument(self, argument: str) -> None:
+        self.template = parse_template(read_template_file(argument, self.flag))
