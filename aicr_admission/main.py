@@ -14,7 +14,9 @@ import copy
 import json
 import logging
 import math
+import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -25,13 +27,19 @@ from typing import IO, TYPE_CHECKING, Any
 from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
+    from aicr_admission.audit import EventRecorder
+    from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Request, Response
     from aicr_core import operator_api as api
     from aicr_core.kube import Cluster
 
 DEFAULT_PORT = 8443
+DEFAULT_METRICS_PORT = 8080
 READ_SECONDS = 2.0  # each read of the API server (the policy file, an assessment report)
+# kube-apiserver's webhook client closes a connection idle for 90 s (client-go's transport takes Go's
+# http.DefaultTransport IdleConnTimeout; docs/webhook.md cites the source): ours must be longer.
+IDLE_TIMEOUT = 120.0
 
 
 class JsonLog:
@@ -105,11 +113,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-request-bytes", type=size, default=4 * 1024 * 1024, metavar="BYTES",
                    help="largest request body accepted (default 4 MiB)")
     p.add_argument("--max-requests-inflight", type=size, default=16, metavar="N",
-                   help="connections served at once; more wait (default 16)")
+                   help="requests decided at once; more wait their turn (default 16)")
+    p.add_argument("--max-connections", type=size, default=256, metavar="N",
+                   help="connections open at once, idle kept ones included; more wait to be accepted (default 256)")
+    p.add_argument("--idle-timeout", type=seconds, default=IDLE_TIMEOUT, metavar="DURATION",
+                   help="close a kept connection idle this long (default 2m: longer than kube-apiserver's own 90s, "
+                        "so that the client closes first)")
+    p.add_argument("--metrics-port", type=int, default=DEFAULT_METRICS_PORT, metavar="PORT",
+                   help=f"plain-HTTP port of GET /metrics (Prometheus), on --bind-address (default "
+                        f"{DEFAULT_METRICS_PORT}; 0 disables)")
     p.add_argument("--policy-refresh-interval", type=seconds, default=2.0, metavar="DURATION",
                    help="how often the policy file is re-read (default 2s)")
+    p.add_argument("--event-queue-size", type=size, default=256, metavar="N",
+                   help="audit Events waiting to be sent; more are dropped and counted (default 256)")
     p.add_argument("--shutdown-delay-duration", type=seconds, default=0.0, metavar="DURATION",
-                   help="after SIGTERM, keep serving this long while /readyz fails, so endpoints drain (default 0s)")
+                   help="after SIGTERM, keep serving this long while /readyz fails, each answer closing its "
+                        "connection, so endpoints drain (default 0s)")
     return p
 
 
@@ -131,15 +150,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = parser()
     p.__class__ = Parser
     args = p.parse_args(argv)
-    if not 0 <= args.secure_port <= 65535:
-        raise UsageError(f"--secure-port {args.secure_port} is not a port")
-    for flag in ("request_timeout", "tls_handshake_timeout", "policy_refresh_interval"):
+    for flag in ("secure_port", "metrics_port"):
+        if not 0 <= getattr(args, flag) <= 65535:
+            raise UsageError(f"--{flag.replace('_', '-')} {getattr(args, flag)} is not a port")
+    for flag in ("request_timeout", "tls_handshake_timeout", "policy_refresh_interval", "idle_timeout"):
         if not 0 < getattr(args, flag) < math.inf:
             raise UsageError(f"--{flag.replace('_', '-')} must be positive")
     return args
 
 
 def run(args: argparse.Namespace, log: JsonLog) -> int:
+    from aicr_admission.audit import EVENTS_PATH, EventRecorder
+    from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Limits, Server, ServingCertificate
     from aicr_core import rollouts
@@ -170,14 +192,27 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     def read_assessment(rollout: api.Rollout) -> api.Assessment:
         return rollouts.read_report(session(), namespace, rollout.assessment_digest).for_policies()
 
+    metrics = Metrics()
+    metrics.watch_policy_file(source.health)
+    events = EventRecorder(lambda event: session().create(EVENTS_PATH, event),
+                           lambda path, body: session().patch(path, body), metrics.events_dropped.inc, log,
+                           size=args.event_queue_size).start()
     stopping, stop = threading.Event(), threading.Event()
-    webhook = Webhook(source, read_assessment, log, stopping)
+    webhook = Webhook(source, read_assessment, log, stopping, metrics, events)
     limits = Limits(args.request_timeout, args.tls_handshake_timeout, args.max_request_bytes,
-                    args.max_requests_inflight)
+                    args.max_requests_inflight, args.max_connections, args.idle_timeout)
     try:
-        server = Server(args.bind_address, args.secure_port, certificate.context, webhook.routes(), limits, log)
+        server = Server(args.bind_address, args.secure_port, certificate.context, webhook.routes(), limits, log,
+                        on_connection=metrics.connections.inc)
     except OSError as err:
         raise AicrError(Code.USAGE, f"cannot listen on {args.bind_address}:{args.secure_port}: {err}") from None
+    metrics_port = None
+    if args.metrics_port:
+        try:
+            metrics_port = metrics.serve(args.bind_address, args.metrics_port)
+        except OSError as err:
+            raise AicrError(Code.USAGE, f"cannot listen on {args.bind_address}:{args.metrics_port} for the "
+                            f"metrics: {err}") from None
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         if stopping.is_set():
@@ -186,11 +221,17 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
         log("shutting down", signal=signal.Signals(signum).name, delaySeconds=args.shutdown_delay_duration)
         threading.Timer(args.shutdown_delay_duration, stop.set).start()
 
+    # The event loop hands each review to a worker thread and takes the answer back: with CPython's default
+    # 5 ms GIL switch interval, either side may wait up to that for the other at every hand-over.
+    sys.setswitchinterval(0.0005)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     source.start(stop)
-    log("serving", address=args.bind_address, port=server.port, namespace=namespace, state=source.state())
-    server.serve(stop)
+    log("serving", address=args.bind_address, port=server.port, metricsPort=metrics_port, namespace=namespace,
+        state=source.state())
+    server.serve(stop, draining=stopping)  # while stopping: every answer carries Connection: close
+    events.stop()  # what is queued is sent (for at most 2 s)
+    metrics.stop()
     log("stopped")
     return 0
 
@@ -220,29 +261,46 @@ def service_session(kubeconfig: str | None) -> Cluster:
 class Webhook:
     """The routes: POST /validate, GET /healthz, GET /readyz."""
 
-    def __init__(self, source: PolicySource, read_assessment: Any, log: JsonLog, stopping: threading.Event) -> None:
+    def __init__(self, source: PolicySource, read_assessment: Any, log: JsonLog, stopping: threading.Event,
+                 metrics: Metrics, events: EventRecorder | None = None) -> None:
         self.source, self.read_assessment, self.log, self.stopping = source, read_assessment, log, stopping
+        self.metrics, self.events = metrics, events
+        self.instance = os.environ.get("POD_NAME") or socket.gethostname()  # the Events' reportingInstance
 
     def routes(self) -> dict[tuple[str, str], Any]:
         return {("POST", "/validate"): self.validate, ("GET", "/healthz"): self.healthz,
                 ("GET", "/readyz"): self.readyz}
 
     def validate(self, request: Request) -> Response:
-        from aicr_admission import review
+        from aicr_admission import audit, review
+        from aicr_admission.metrics import labels_of
         from aicr_admission.server import Response
+        from aicr_core.policy import PolicyEngine
 
         try:
             admission = review.request_of(json.loads(request.body))
         except (ValueError, review.BadReview) as err:
             self.log("bad admission review", level="warning", error=str(err))
+            self.metrics.reviewed("other", "error", time.monotonic() - request.started)
             return Response.text(f"bad AdmissionReview: {err}", 400)
-        answer = review.answer_review(admission, self.source.engine(), self.read_assessment)
+        engine = self.source.engine()
+        answer = review.answer_review(admission, engine, self.read_assessment)
         now = time.monotonic()
-        # durationMs: from accepting the connection to the answer (TLS handshake, transfer and decision);
-        # decideMs: the decision alone.
+        # The decision's result, taken at this boundary: metrics, audit annotations, the Event.
+        self.metrics.reviewed(*labels_of(answer), now - request.started)
+        active = [s.name for s in engine.active()] if isinstance(engine, PolicyEngine) else []
+        document = answer.response()
+        notes = audit.audit_annotations(answer, active)
+        if notes:
+            document["response"]["auditAnnotations"] = notes
+        if answer.actions and not answer.dry_run and self.events is not None:  # NoneOnDryRun
+            self.events.record(audit.event_of(answer, audit.Regarding.of(admission), active, self.instance,
+                                              datetime.now(timezone.utc)))
+        # durationMs: from the request's first byte (a new connection's: its accept, so the TLS handshake too)
+        # to the answer; decideMs: the decision alone.
         self.log("decision", **answer.log_fields(), durationMs=round((now - request.started) * 1000, 1),
                  decideMs=round((now - request.received) * 1000, 1))
-        return Response.json(answer.response())
+        return Response.json(document)
 
     def healthz(self, request: Request) -> Response:
         from aicr_admission.server import Response

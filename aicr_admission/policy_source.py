@@ -14,6 +14,7 @@ denied until a read succeeds again, and /readyz says why.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -93,6 +94,14 @@ class PolicySource:
                 return self._refusal
             assert self._engine is not None
             return self._engine
+
+    def health(self) -> tuple[bool, float]:
+        """For the metrics: (the last read succeeded and its file is in force, seconds since the last good read)."""
+        with self._lock:
+            read_at, failure, refusal, engine = self._read_at, self._failure, self._refusal, self._engine
+        age = math.inf if read_at is None else self.monotonic() - read_at
+        usable = engine is not None and engine.errors() is None
+        return (not failure and refusal is None and usable and age <= self.stale_after), age
 
     def state(self) -> str:
         """In words, for /readyz: the file in force, or why every decided write is denied."""

@@ -1,34 +1,45 @@
-"""The webhook's HTTPS server: the standard library's `http.server`, with the limits it lacks.
+"""The webhook's HTTPS server: an asyncio event loop, h11 to parse HTTP/1.1, and the limits neither has.
 
-`http.server` parses requests well but protects against nothing (README: "The
-admission webhook" compares it with aiohttp and kopf). This module adds:
+kube-apiserver reuses idle connections to a webhook (kubernetes PR #82090),
+so a review need not pay a TCP and TLS handshake. On an event loop an idle
+keep-alive connection costs a socket and a few KiB, never a worker; the
+decision itself runs in a thread (it reads the API server with blocking
+calls). docs/webhook.md ("Choosing the server") compares this with uvicorn,
+hypercorn and aiohttp: none of them bounds the whole of a request, which is
+why the limits below are ours:
 
-- The TLS handshake happens in the connection's own thread, bounded by
-  `handshake_timeout` (CPython keeps one deadline for the whole handshake).
-  An SSL listening socket would shake hands inside `accept()`, where one
-  client that stalls its handshake blocks every other connection.
-- One deadline per connection covers the request line, the headers and the
-  body: before every read the socket's timeout is set to what is left of it.
-  A plain socket timeout applies to each read, so a client that trickles a
-  byte at a time would hold a worker for as long as it likes.
-- A bounded request: a body over `max_body` bytes is refused with 413 before
-  it is read, a body without Content-Length (chunked) with 411, and no more
-  than `max_body` + `MAX_HEAD` bytes are ever read from one connection.
-- At most `max_inflight` connections are served at once; further clients wait
-  in the listen backlog until a worker is free.
-- One request per connection (`Connection: close`): an idle keep-alive
-  connection would hold a worker, and closing idle ones races with the
-  client's next request (which the API server would not retry).
-- Graceful stop: stop accepting, let the requests in flight finish (each is
-  bounded by its deadline).
+- The TLS handshake happens per connection, never in the accept loop (an SSL
+  listening socket would shake hands inside `accept()`, where one client that
+  stalls blocks all others), bounded as a whole by `handshake_timeout`.
+- One deadline per request covers its request line, headers and body, and
+  the response: `request_timeout` from the request's first byte (for a
+  connection's first request, from the accept, the handshake included). A
+  per-read timeout would let a client that trickles a byte at a time hold
+  the connection for as long as it likes.
+- A bounded request: at most MAX_HEAD bytes of head (431), a body over
+  `max_body` refused with 413 before it is read, a chunked body with 411;
+  either answer closes the connection (the body was not read).
+- At most `max_connections` connections are open at once; further clients
+  wait in the listen backlog (the TCP handshake done, nothing read). At most
+  `max_inflight` requests are decided at once; further requests wait their
+  turn (an idle connection counts for neither).
+- Keep-alive: an idle connection is closed after `idle_timeout`, which is
+  longer than the client's own idle timeout (90 s for kube-apiserver), so
+  the client closes first. A server that closes an idle connection races the
+  client's next request on it, and kube-apiserver does not retry a POST.
+- Draining (the shutdown delay after SIGTERM): every answer carries
+  `Connection: close`, so the client's next review opens a new connection,
+  to a replica that is not stopping once the endpoints have dropped this one.
+  Stop: the listener closes, connections idle since before are closed,
+  requests in flight finish (each bounded by its deadline).
 
 It knows nothing of admission: routes map (method, path) to a function from
 `Request` to `Response`.
 """
 from __future__ import annotations
 
-import http.server
-import io
+import asyncio
+import concurrent.futures
 import json
 import os
 import socket
@@ -40,17 +51,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import h11
+
 MAX_HEAD = 64 * 1024  # request line and headers together
+READ_CHUNK = 64 * 1024
 
 Log = Callable[..., None]
 
 
 @dataclass(frozen=True)
 class Limits:
-    request_timeout: float = 5.0  # seconds for handshake, request and response together
+    request_timeout: float = 5.0  # seconds for one request: its head, body and response (and handshake, if first)
     handshake_timeout: float = 3.0
     max_body: int = 4 * 1024 * 1024  # an AdmissionReview carries the object twice (each at most ~1.5 MiB)
-    max_inflight: int = 16
+    max_inflight: int = 16  # requests decided at once
+    max_connections: int = 256  # connections open at once, idle ones included
+    idle_timeout: float = 120.0  # a kept connection with no request for this long is closed
 
 
 @dataclass(frozen=True)
@@ -60,7 +76,7 @@ class Request:
     query: Mapping[str, list[str]]
     headers: Mapping[str, str]
     body: bytes
-    started: float  # time.monotonic() when the connection was accepted
+    started: float  # time.monotonic() at the request's first byte (a connection's first: when it was accepted)
     received: float  # ... and when the whole request had been read (the TLS handshake and transfer before it)
 
 
@@ -133,192 +149,259 @@ class ServingCertificate:
             return self._context
 
 
+class RequestTimeout(TimeoutError):
+    """The request did not arrive, or its answer could not be sent, within its deadline."""
+
+
+class _Early(Exception):
+    """An answer given before the body was read (the connection closes after it)."""
+
+    def __init__(self, response: Response, started: float) -> None:
+        super().__init__(response.status)
+        self.response, self.started = response, started
+
+
+class _Connection:
+    """What the stop needs to know of one connection: is it idle (between requests, nothing received)?"""
+
+    def __init__(self) -> None:
+        self.idle = False
+
+
 class Server:
     def __init__(self, address: str, port: int, context: Callable[[], ssl.SSLContext],
-                 routes: Mapping[tuple[str, str], Route], limits: Limits = Limits(), log: Log | None = None) -> None:
+                 routes: Mapping[tuple[str, str], Route], limits: Limits = Limits(), log: Log | None = None,
+                 on_connection: Callable[[], None] | None = None) -> None:
         self.context, self.routes, self.limits = context, dict(routes), limits
         self.log = log or (lambda *a, **k: None)
+        self.on_connection = on_connection or (lambda: None)  # called for each accepted connection (metrics)
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         self._listener = socket.create_server((address, port), family=family, backlog=128)
+        self._listener.setblocking(False)
         self.port: int = self._listener.getsockname()[1]
-        self._slots = threading.BoundedSemaphore(limits.max_inflight)
-        self._lock = threading.Lock()
-        self._active: set[threading.Thread] = set()
+        self.accepted = 0  # connections accepted so far
+        self._connections: dict[asyncio.Task[None], _Connection] = {}
+        self._draining: threading.Event = threading.Event()
 
-    def serve(self, stop: threading.Event) -> None:
-        """Accept connections until `stop` is set, then let those in flight finish."""
-        self._listener.settimeout(0.2)  # so that `stop` is seen promptly
+    def serve(self, stop: threading.Event, draining: threading.Event | None = None) -> None:
+        """Serve until `stop` is set, then finish what is in flight; while `draining` is set, answers close."""
+        self._draining = draining or stop
+        asyncio.run(self._serve(stop))
+
+    def _closing(self) -> bool:
+        return self._draining.is_set()
+
+    async def _serve(self, stop: threading.Event) -> None:
+        self._workers = concurrent.futures.ThreadPoolExecutor(self.limits.max_inflight, thread_name_prefix="request")
+        self._slots = asyncio.Semaphore(self.limits.max_connections)
+        accepting = asyncio.create_task(self._accept())
         try:
-            while not stop.is_set():
-                if not self._slots.acquire(timeout=0.2):
-                    continue
-                try:
-                    raw, peer = self._listener.accept()
-                except TimeoutError:
-                    self._slots.release()
-                    continue
-                except OSError as err:  # out of file descriptors, say: wait a little rather than spin
-                    self._slots.release()
-                    self.log("accept failed", level="error", error=str(err))
-                    stop.wait(0.1)
-                    continue
-                thread = threading.Thread(target=self._connection, args=(raw, peer), daemon=True,
-                                          name=f"conn-{peer[0]}:{peer[1]}")
-                with self._lock:
-                    self._active.add(thread)
-                thread.start()
+            while not stop.is_set():  # a threading.Event (set from a signal handler or a test): polled
+                await asyncio.sleep(0.05)
         finally:
+            accepting.cancel()
+            await asyncio.gather(accepting, return_exceptions=True)
             self._listener.close()
-            self._drain()
+            await self._drain()
+            self._workers.shutdown(wait=False)
 
-    def _drain(self) -> None:
-        ends = time.monotonic() + self.limits.request_timeout + 1.0
-        with self._lock:
-            threads = list(self._active)
-        for thread in threads:
-            thread.join(max(0.0, ends - time.monotonic()))
+    async def _drain(self) -> None:
+        """Close the connections idle since before the stop; let the others finish their request."""
+        for task, connection in list(self._connections.items()):
+            if connection.idle:
+                task.cancel()
+        if self._connections:
+            _, pending = await asyncio.wait(list(self._connections), timeout=self.limits.request_timeout + 1.0)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
-    def _connection(self, raw: socket.socket, peer: tuple[Any, ...]) -> None:
-        started = time.monotonic()
-        deadline = started + self.limits.request_timeout
-        conn: socket.socket = raw
-        try:
-            raw.settimeout(min(self.limits.handshake_timeout, self.limits.request_timeout))
-            conn = self.context().wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
+    async def _accept(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._slots.acquire()  # at the cap, clients wait in the listen backlog
             try:
-                conn.do_handshake()
-            except TimeoutError:
-                raise TimeoutError(f"TLS handshake not completed within {raw.gettimeout():g}s") from None
-            _Exchange(conn, peer, self, deadline, started)
-        except (OSError, ValueError) as err:  # ssl.SSLError and TimeoutError are OSErrors
-            self.log("connection dropped", level="warning", peer=f"{peer[0]}:{peer[1]}",
-                     error=str(err) or type(err).__name__, afterMs=round((time.monotonic() - started) * 1000))
-        finally:
-            try:
-                conn.close()
-            finally:
-                raw.close()
+                raw, peer = await loop.sock_accept(self._listener)
+            except asyncio.CancelledError:
                 self._slots.release()
-                with self._lock:
-                    self._active.discard(threading.current_thread())
+                raise
+            except OSError as err:  # out of file descriptors, say: wait a little rather than spin
+                self._slots.release()
+                self.log("accept failed", level="error", error=str(err))
+                await asyncio.sleep(0.1)
+                continue
+            self.accepted += 1
+            self.on_connection()
+            connection = _Connection()
+            task = asyncio.create_task(self._connection(raw, peer, connection))
+            self._connections[task] = connection
+            task.add_done_callback(self._closed)
 
+    def _closed(self, task: asyncio.Task[None]) -> None:
+        self._connections.pop(task, None)
+        self._slots.release()
 
-class TooLarge(OSError):
-    """More bytes than a request may have: the connection is dropped."""
-
-
-class _DeadlineReader(io.RawIOBase):
-    """Reads from the socket with what is left of the deadline as the timeout, and at most `allowance` bytes."""
-
-    def __init__(self, sock: socket.socket, deadline: float, allowance: int) -> None:
-        self.sock, self.deadline, self.allowance = sock, deadline, allowance
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("request not received within the request timeout")
-        if self.allowance <= 0:
-            raise TooLarge("request larger than the limit")
-        self.sock.settimeout(left)
-        view = memoryview(buffer)[:self.allowance]
-        count = self.sock.recv_into(view)
-        self.allowance -= count
-        return count
-
-
-class _DeadlineWriter(io.RawIOBase):
-    """Sends with what is left of the deadline (a client that does not read cannot hold the worker)."""
-
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self.sock, self.deadline = sock, deadline
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("response not sent within the request timeout")
-        self.sock.settimeout(left)
-        self.sock.sendall(data)
-        return len(data)
-
-
-class _Exchange(http.server.BaseHTTPRequestHandler):
-    """One request and its response on one connection; parsing is http.server's."""
-
-    protocol_version = "HTTP/1.1"
-    server_version = "aicr-admission"
-    sys_version = ""
-
-    def __init__(self, conn: socket.socket, peer: tuple[Any, ...], owner: Server, deadline: float,
-                 started: float) -> None:
-        self.owner, self.deadline, self.started = owner, deadline, started
-        super().__init__(conn, peer, None)  # type: ignore[arg-type]  # runs setup, handle, finish
-
-    def setup(self) -> None:
-        self.connection = self.request
-        allowance = MAX_HEAD + self.owner.limits.max_body
-        self.rfile = io.BufferedReader(_DeadlineReader(self.request, self.deadline, allowance))
-        self.wfile = _DeadlineWriter(self.request, self.deadline)  # type: ignore[assignment]
-
-    def handle(self) -> None:
-        self.close_connection = True
-        self.handle_one_request()
-
-    def do_GET(self) -> None:
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def _dispatch(self) -> None:
-        url = urllib.parse.urlsplit(self.path)
-        route = self.owner.routes.get((self.command, url.path))
-        if route is None:
-            known = any(path == url.path for _, path in self.owner.routes)
-            self._send(Response.text("method not allowed" if known else "not found", 405 if known else 404))
-            return
-        body = b""
-        if self.command == "POST":
-            if "Transfer-Encoding" in self.headers:
-                self._send(Response.text("a body needs a Content-Length", 411))
-                return
-            try:
-                length = int(self.headers.get("Content-Length", "0"))
-                if length < 0:
-                    raise ValueError(length)
-            except ValueError:
-                self._send(Response.text("bad Content-Length", 400))
-                return
-            if length > self.owner.limits.max_body:
-                self._send(Response.text(f"the body may have at most {self.owner.limits.max_body} bytes", 413))
-                return
-            body = self.rfile.read(length)
-            if len(body) < length:
-                return  # the client went away mid-body
-        request = Request(self.command, url.path, urllib.parse.parse_qs(url.query),
-                          {k: v for k, v in self.headers.items()}, body, self.started, time.monotonic())
+    async def _connection(self, raw: socket.socket, peer: tuple[Any, ...], connection: _Connection) -> None:
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        where = f"{peer[0]}:{peer[1]}"
+        reader = asyncio.StreamReader(limit=MAX_HEAD)
+        protocol = asyncio.StreamReaderProtocol(reader)
         try:
-            response = route(request)
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # asyncio sets it only on sockets it accepts
+            transport, _ = await loop.connect_accepted_socket(
+                lambda: protocol, raw, ssl=self.context(),
+                ssl_handshake_timeout=min(self.limits.handshake_timeout, self.limits.request_timeout))
+        except (OSError, ValueError) as err:  # ConnectionAbortedError at the timeout; ssl.SSLError
+            raw.close()
+            self.log("connection dropped", level="warning", peer=where,
+                     error=f"TLS handshake: {err or type(err).__name__}",
+                     afterMs=round((time.monotonic() - started) * 1000))
+            return
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+        graceful = False
+        try:
+            await self._exchanges(reader, writer, connection, started)
+            graceful = True
+        except RequestTimeout as err:
+            self.log("bad request", level="warning", peer=where, error=str(err))
+        except h11.ProtocolError as err:
+            self.log("bad request", level="warning", peer=where, error=str(err) or type(err).__name__)
+        except OSError as err:
+            self.log("connection dropped", level="warning", peer=where, error=str(err) or type(err).__name__,
+                     afterMs=round((time.monotonic() - started) * 1000))
+        except Exception as err:  # noqa: BLE001 - a bug ends this connection, never the server
+            self.log("connection failed", level="error", peer=where, error=f"{type(err).__name__}: {err}")
+        finally:
+            await _close(writer, graceful)
+
+    async def _exchanges(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         connection: _Connection, started: float) -> None:
+        """Requests and their answers on one connection, until either side closes it."""
+        http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        deadline: float | None = started + self.limits.request_timeout  # the first request's, from the accept
+        while True:
+            try:
+                request = await self._read_request(http, reader, connection, started, deadline)
+                if request is None:
+                    return  # the client closed, or the connection idled out
+                response, early, ends = await self._answer(request), False, request.started
+            except _Early as answer:
+                response, early, ends = answer.response, True, answer.started
+            except h11.RemoteProtocolError as err:
+                if http.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                    status = err.error_status_hint
+                    await self._send(http, writer, Response.text(str(err) or "bad request", status), True,
+                                     time.monotonic() + 1.0)
+                raise
+            await self._send(http, writer, response, early or self._closing(), ends + self.limits.request_timeout)
+            if http.our_state is not h11.DONE or http.their_state is not h11.DONE:
+                return  # one side asked to close (Connection: close, HTTP/1.0, an early answer)
+            http.start_next_cycle()
+            deadline = None  # the next request's deadline starts with its first byte
+
+    async def _read_request(self, http: h11.Connection, reader: asyncio.StreamReader, connection: _Connection,
+                            started: float, deadline: float | None) -> Request | None:
+        """The next whole request, or None when the client closed (or idled out) between requests."""
+        head: h11.Request | None = None
+        body = bytearray()
+        begun = False  # has any byte of this request arrived?
+        while True:
+            event = http.next_event()
+            if event is h11.NEED_DATA:
+                if deadline is None:  # idle: nothing of the next request yet
+                    connection.idle = True
+                    try:
+                        data = await asyncio.wait_for(reader.read(READ_CHUNK), self.limits.idle_timeout)
+                    except asyncio.TimeoutError:
+                        return None
+                    finally:
+                        connection.idle = False
+                    started = time.monotonic()
+                    deadline = started + self.limits.request_timeout
+                else:  # a connection's first request, or the rest of one begun
+                    connection.idle = not begun  # nothing received yet: the stop may close it
+                    try:
+                        data = await _read(reader, deadline, self.limits.request_timeout)
+                    finally:
+                        connection.idle = False
+                begun = True
+                http.receive_data(data)  # b"" is the end of the stream
+            elif isinstance(event, h11.ConnectionClosed):
+                return None
+            elif isinstance(event, h11.Request):
+                if deadline is None:  # it was already buffered (pipelined)
+                    started = time.monotonic()
+                    deadline = started + self.limits.request_timeout
+                head = event
+                self._check_framing(event, started)
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                assert head is not None
+                url = urllib.parse.urlsplit(head.target.decode("latin-1"))
+                headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in head.headers.raw_items()}
+                return Request(head.method.decode("ascii", "replace"), url.path,
+                               urllib.parse.parse_qs(url.query), headers, bytes(body), started, time.monotonic())
+
+    def _check_framing(self, head: h11.Request, started: float) -> None:
+        """Refuse, before reading it, a body that is chunked or too long."""
+        names = {name for name, _ in head.headers}
+        if b"transfer-encoding" in names:
+            raise _Early(Response.text("a body needs a Content-Length", 411), started)
+        length = next((int(value) for name, value in head.headers if name == b"content-length"), 0)
+        if length > self.limits.max_body:
+            raise _Early(Response.text(f"the body may have at most {self.limits.max_body} bytes", 413), started)
+
+    async def _answer(self, request: Request) -> Response:
+        route = self.routes.get((request.method, request.path))
+        if route is None:
+            known = any(path == request.path for _, path in self.routes)
+            return Response.text("method not allowed" if known else "not found", 405 if known else 404)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._workers, route, request)
         except Exception as err:  # noqa: BLE001 - a bug answers 500 (the API server then applies failurePolicy)
-            self.owner.log("request failed", level="error", path=url.path, error=f"{type(err).__name__}: {err}")
-            response = Response.text("internal error", 500)
-        self._send(response)
+            self.log("request failed", level="error", path=request.path, error=f"{type(err).__name__}: {err}")
+            return Response.text("internal error", 500)
 
-    def _send(self, response: Response) -> None:
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(response.body)
+    async def _send(self, http: h11.Connection, writer: asyncio.StreamWriter, response: Response, close: bool,
+                    deadline: float) -> None:
+        headers = [("Content-Type", response.content_type), ("Content-Length", str(len(response.body))),
+                   ("Server", "aicr-admission")]
+        if close:
+            headers.append(("Connection", "close"))
+        # One write, so one TLS record and one TCP segment where it fits: a head and a body sent apart would
+        # wait for the client's delayed ACK (Nagle's algorithm; TCP_NODELAY is set too, see _connection).
+        writer.write(b"".join(http.send(event) or b"" for event in (
+            h11.Response(status_code=response.status, headers=headers), h11.Data(data=response.body),
+            h11.EndOfMessage())))
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise asyncio.TimeoutError
+            await asyncio.wait_for(writer.drain(), left)  # a client that does not read cannot hold the connection
+        except asyncio.TimeoutError:
+            raise RequestTimeout("timed out: the response was not sent within the request timeout") from None
 
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        pass  # the webhook logs its decisions itself; a line per probe would drown them
 
-    def log_error(self, format: str, *args: Any) -> None:
-        self.owner.log("bad request", level="warning", peer=self.address_string(), error=format % args)
+async def _read(reader: asyncio.StreamReader, deadline: float, timeout: float) -> bytes:
+    left = deadline - time.monotonic()
+    try:
+        if left <= 0:
+            raise asyncio.TimeoutError
+        return await asyncio.wait_for(reader.read(READ_CHUNK), left)
+    except asyncio.TimeoutError:
+        raise RequestTimeout(f"timed out: the request was not received within the request timeout ({timeout:g}s)") \
+            from None
+
+
+async def _close(writer: asyncio.StreamWriter, graceful: bool) -> None:
+    """Close with TLS's close_notify when the client behaved, at once otherwise."""
+    if not graceful:
+        writer.transport.abort()
+        return
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), 1.0)
+    except (asyncio.TimeoutError, OSError):
+        writer.transport.abort()

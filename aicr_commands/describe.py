@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands import _rollouts
+from aicr_commands import _events, _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
+from aicr_core.flags import BoolFlag
 from aicr_core.result import Result, Stream
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ class Describe(AicrCommand):
         _rollouts.add_rollout_argument(parser)
         parser.add_argument("-w", "--watch", action="store_true",
                             help="print again after each change of the rollout, until it ends (Ctrl-C stops)")
+        parser.add_argument("--show-events", action=BoolFlag, default=True,
+                            help="end with the rollout's recent Events, as the admission webhook records them "
+                                 "(default true; --show-events=false leaves them out; not with --watch)")
 
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
         if args.watch:
@@ -60,9 +64,12 @@ class Describe(AicrCommand):
 
         cluster = _rollouts.session(args)
         rollout = rollouts.read_rollout(cluster, args.rollout)
+        events = _events.start_reading(cluster, args.rollout) if args.show_events else None  # beside the report
         report = rollouts.read_report(cluster, args.operator_namespace, rollout.assessment_digest)
-        return Result("RolloutDescription", describe(rollout, assessment_document(report)),
-                      names=(api.rollout_reference(rollout.name),))
+        description = describe(rollout, assessment_document(report))
+        description["events"] = events() if events is not None else None
+        return Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
+
 
 
 def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
@@ -78,7 +85,7 @@ def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
         if assessment is None:  # the digest is immutable: one read serves the whole watch
             assessment = assessment_document(rollouts.read_report(cluster, args.operator_namespace,
                                                                    rollout.assessment_digest))
-        description = describe(rollout, assessment)
+        description = {**describe(rollout, assessment), "events": None}  # not followed by a watch
         if description != last:
             yield Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
             last = description

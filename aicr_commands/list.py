@@ -96,10 +96,8 @@ class List(AicrCommand):
                             help="after the list, print a row each time a rollout changes, until Ctrl-C")
 
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
-        from concurrent.futures import ThreadPoolExecutor
-
         from aicr_core import kube
-        from aicr_core.deadline import Deadline
+        from aicr_core.deadline import in_background
 
         if args.watch:
             import math
@@ -108,16 +106,16 @@ class List(AicrCommand):
 
             return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args), rows=ROWS)
         cluster = _rollouts.session(args)
-        # The reports are read beside the rollouts (a second connection with the same deadline):
-        # the server works on one list while this process parses the other.
-        with _rollouts.many_objects(), ThreadPoolExecutor(1) as beside:
-            sibling = kube.Cluster(cluster.settings, Deadline(cluster.deadline.remaining()))
-            reading = beside.submit(read_reports, sibling, args.operator_namespace)
+        # The reports are read beside the rollouts (a second connection, on a daemon thread, with the same
+        # deadline: the watchdog ends its calls as it ends ours, and the command never waits for it past it).
+        with _rollouts.many_objects():
+            sibling = kube.Cluster(cluster.settings, cluster.deadline)
+            reading = in_background(read_reports, sibling, args.operator_namespace)
             objects = list_rollouts(cluster, args.selector)
             rollouts, warnings = parse_all(objects)
             del objects  # the raw JSON is most of the memory: let it go before the reports arrive
             rollouts = newest_first([r for r in rollouts if wanted(r, args)])
-            reports, warning = reading.result()
+            reports, warning = reading.result(cluster.deadline)
             if warning and any(r.assessment_digest for r in rollouts):
                 warnings.append(warning)
             assessments = Assessments(reports, args.operator_namespace)

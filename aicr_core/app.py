@@ -157,8 +157,19 @@ class AicrApp(App):
         """The result's warnings on stderr, then its output on stdout."""
         for warning in result.warnings:
             self.warn(warning)
-        self.stdout.write(output)
-        self.stdout.flush()
+        self.write_out(output)
+
+    def write_out(self, text: str) -> None:
+        """Write to stdout; a full disk or a closed file is WRITE_FAILED, in one line (a pipe closed early
+        is BrokenPipeError, which ends the command quietly as `head` expects)."""
+        try:
+            self.stdout.write(text)
+            self.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            _discard_stdout(self.stdout)
+            raise AicrError(Code.WRITE_FAILED, f"cannot write the output to stdout: {err.strerror or err}") from None
 
     def render_stream(self, stream: Stream, renderer: Renderer, name: str) -> None:
         """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator.
@@ -176,7 +187,7 @@ class AicrApp(App):
         for item in self.results(stream):
             output_text = self.render(renderer, name, item)
             if shown:
-                self.stdout.write(CLEAR_SCREEN if redraw else renderer.separator)
+                self.write_out(CLEAR_SCREEN if redraw else renderer.separator)
             self.show(output_text, item)
             shown += 1
 
@@ -205,9 +216,8 @@ class AicrApp(App):
             for warning in batch.warnings:
                 self.warn(warning)
             for text in texts:
-                self.stdout.write((renderer.separator if shown else "") + text)
+                self.write_out((renderer.separator if shown else "") + text)
                 shown += 1
-            self.stdout.flush()
 
     def results(self, stream: Stream) -> Iterator[Result]:
         """The stream's results, checked; its Progress lines written to stderr as they come."""
@@ -316,6 +326,20 @@ class AicrApp(App):
         self.stderr.flush()
 
 
+def _discard_stdout(stream: TextIO) -> None:
+    """Point stdout's file descriptor at /dev/null: what its buffer still holds is then dropped at exit,
+    not reported by the interpreter as a second error."""
+    import os
+
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return  # not a file (a test's StringIO): nothing is flushed at exit
+    os.dup2(null, fd)
+    os.close(null)
+
+
 class _WarningLines(logging.Handler):
     def __init__(self, app: AicrApp) -> None:
         super().__init__(logging.WARNING)
@@ -330,9 +354,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return AicrApp().run(list(sys.argv[1:] if argv is None else argv))
 
 
-def console_script() -> None:
+def console_main() -> int:
+    """The executable's run (aicr_core.launch calls it); its exit code."""
     # SIGTERM ends the process like an exit, so that cleanups still run: the official client writes
     # kubeconfig key data to private temporary files and removes them only at exit.
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-    sys.exit(main())
+    return main()
+
+
+def console_script() -> None:
+    """The entry point of installs made before aicr_core.launch took over (their generated script names it)."""
+    sys.exit(console_main())
 

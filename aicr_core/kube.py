@@ -14,13 +14,13 @@ several `Impersonate-Group` headers nor any impersonation at all.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import os
 import re
 import socket
 import ssl
+import threading
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping
@@ -32,6 +32,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 
+from aicr_core import bounded_json
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
@@ -44,6 +45,7 @@ MERGE_PATCH = "application/merge-patch+json"
 # What strict field validation says of a field the object's schema does not declare.
 _UNKNOWN_FIELDS = re.compile(r'unknown field "([^"]{1,256})"')
 USER_AGENT = "kubectl-aicr"
+MAX_ERROR_BYTES = 1024 * 1024  # a failure's Status is a few hundred bytes
 # A watch stream with no event (not even a bookmark) for this long is taken for dead.
 WATCH_IDLE_SECONDS = 330.0
 
@@ -57,7 +59,12 @@ class Cluster:
 
     def __init__(self, settings: Settings, deadline: Deadline) -> None:
         self.settings = settings
-        self.api = ApiClient(configuration=settings.configuration)
+        try:
+            self.api = ApiClient(configuration=settings.configuration)
+        except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
+            raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {settings.configuration.proxy!r} "
+                            f"is not a URL: {first_line(str(err))}") from None
+        _watch_connections(self.api.rest_client.pool_manager)
         self.deadline = deadline
 
     # -- requests ---------------------------------------------------------------------------------
@@ -73,7 +80,10 @@ class Cluster:
         while True:
             page = self._call("GET", path, query)
             page_items = page.get("items")
-            items += [i for i in page_items if isinstance(i, dict)] if isinstance(page_items, list) else []
+            if not isinstance(page_items, list):
+                raise AicrError(Code.INVALID_OBJECT, f"GET {path}: the API server's answer is not a list "
+                                f"(its items are {bounded_json.kind_of(page_items)}, not an array)")
+            items += [i for i in page_items if isinstance(i, dict)]
             metadata: dict[str, Any] = page["metadata"] if isinstance(page.get("metadata"), dict) else {}
             version = version or str(metadata.get("resourceVersion") or "")
             token = metadata.get("continue")
@@ -127,7 +137,7 @@ class Cluster:
         """
         response = self._send("GET", path, {**(params or {}), "watch": "1"}, stream=True,
                               read_timeout=WATCH_IDLE_SECONDS)
-        lines = _lines(response)
+        lines = _lines(response, f"GET {path}")
         try:
             while True:
                 try:
@@ -138,7 +148,9 @@ class Cluster:
                 if line is None:
                     return
                 try:
-                    event = json.loads(line)
+                    event = bounded_json.loads(line)
+                except bounded_json.TooDeep as err:
+                    raise AicrError(Code.INVALID_OBJECT, f"GET {path}: a watch event is refused: {err}") from None
                 except ValueError:
                     raise AicrError(Code.UNAVAILABLE, f"GET {path}: a watch event is not JSON") from None
                 if not isinstance(event, dict):
@@ -156,15 +168,25 @@ class Cluster:
     def _call(self, method: str, path: str, params: Mapping[str, str] | None = None, *, body: Any = None,
               content_type: str = "application/json") -> dict[str, Any]:
         response = self._send(method, path, params, body=body, content_type=content_type)
+        what = f"{method} {path}"
         try:
             with self.deadline.enforced():
-                data = response.data
+                data = read_body(response, what)
         except (urllib3.exceptions.HTTPError, OSError) as err:
             raise transport_error(err, self.deadline) from None
+        if not data.strip():
+            raise AicrError(Code.INVALID_OBJECT, f"{what}: the API server's answer is empty, "
+                            "not the object asked for")
         try:
-            return json.loads(data or b"{}")
+            answer = bounded_json.loads(data)
+        except bounded_json.TooDeep as err:
+            raise AicrError(Code.INVALID_OBJECT, f"{what}: the API server's answer is refused: {err}") from None
         except ValueError:
-            raise AicrError(Code.UNAVAILABLE, f"{method} {path}: the API server's answer is not JSON") from None
+            raise AicrError(Code.UNAVAILABLE, f"{what}: the API server's answer is not JSON") from None
+        if not isinstance(answer, dict):
+            raise AicrError(Code.INVALID_OBJECT, f"{what}: the API server answered {bounded_json.kind_of(answer)}, "
+                            "not the object asked for")
+        return answer
 
     def _send(self, method: str, path: str, params: Mapping[str, str] | None, *, body: Any = None,
               content_type: str = "application/json", stream: bool = False,
@@ -196,10 +218,16 @@ class Cluster:
             except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
                 raise transport_error(err, self.deadline) from None
         raw = response.response
+        if 300 <= response.status < 400:  # the client follows no redirect, and an API server sends none
+            raw.close()
+            location = first_line(str(raw.headers.get("Location") or "")) or "nowhere"
+            raise AicrError(Code.UNAVAILABLE, f"{method} {path}: the server answered HTTP {response.status} "
+                            f"(a redirect to {location[:200]}), which no API server sends; "
+                            "is the server address right?")
         if response.status >= 400:
             try:
                 with self.deadline.enforced():
-                    response.read()
+                    response.data = read_body(raw, f"{method} {path}", MAX_ERROR_BYTES, truncate=True)
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 raise transport_error(err, self.deadline) from None
             raise api_error(ApiException(http_resp=response))
@@ -225,13 +253,43 @@ def header_value(name: str, value: str) -> str:
     return wire.decode("latin-1")
 
 
-def _lines(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
-    """Newline-delimited JSON from a streaming response, line by line as it arrives."""
+def read_body(response: urllib3.BaseHTTPResponse, what: str, limit: int = bounded_json.MAX_BODY_BYTES, *,
+              truncate: bool = False) -> bytes:
+    """The whole body, but INVALID_OBJECT as soon as it is known to exceed `limit` (nothing more is read).
+
+    `truncate`: the first `limit` bytes instead (a failure's body: its status code still says what failed).
+    """
+    declared = str(response.headers.get("Content-Length") or "")
+    if not truncate and declared.isdigit() and int(declared) > limit:
+        response.close()
+        raise too_large(what, limit)
+    chunks, size = [], 0
+    for chunk in response.stream(1 << 16, decode_content=True):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            response.close()  # unread data is left on the connection: it must not go back to the pool
+            if truncate:
+                return b"".join(chunks)[:limit]
+            del chunks
+            raise too_large(what, limit)
+    return b"".join(chunks)
+
+
+def too_large(what: str, limit: int) -> AicrError:
+    return AicrError(Code.INVALID_OBJECT, f"{what}: the API server's answer is larger than "
+                     f"{limit // (1024 * 1024)} MiB, the limit for one answer; nothing more was read")
+
+
+def _lines(response: urllib3.BaseHTTPResponse, what: str) -> Iterator[bytes]:
+    """Newline-delimited JSON from a streaming response, line by line as it arrives (each within the limit)."""
     pending = b""
     for chunk in response.stream(4096, decode_content=True):
         pending += chunk
         *complete, pending = pending.split(b"\n")
         yield from (line for line in complete if line.strip())
+        if len(pending) > bounded_json.MAX_BODY_BYTES:
+            raise too_large(what, bounded_json.MAX_BODY_BYTES)
     if pending.strip():
         yield pending
 
@@ -240,8 +298,94 @@ def _trace(method: str, path: str) -> None:
     """Append one line per request to $AICR_REQUEST_LOG: method and path, never headers or bodies."""
     log = os.environ.get("AICR_REQUEST_LOG")
     if log:
-        with open(log, "a", encoding="utf-8") as out:
-            out.write(f"{method} {path}\n")
+        try:
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(f"{method} {path}\n")
+        except OSError as err:
+            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={log!r} cannot be written to: "
+                            f"{err.strerror or err} (name a file in a folder that exists)") from None
+
+
+# -- connections, each watched by the deadline of the call that holds it ----------------------------------
+
+class _WatchedConnection:
+    """Mixed into urllib3's connection classes: an fd of our own on each socket, for the deadline to shut.
+
+    A dup of the socket, taken when it is made: shutdown(2) through it reaches the same socket, during
+    the TLS handshake (when urllib3 holds it in a local variable) as after it.
+    """
+
+    _aicr_handle: socket.socket | None = None
+    _aicr_deadline: Deadline | None = None
+
+    def _new_conn(self) -> socket.socket:
+        sock: socket.socket = super()._new_conn()  # type: ignore[misc]
+        self._aicr_release()
+        try:
+            self._aicr_handle = sock.dup()
+        except (OSError, AttributeError):  # a socket type without dup: socket timeouts only
+            self._aicr_handle = None
+        self._aicr_attach(Deadline.current())
+        return sock
+
+    def _aicr_attach(self, deadline: Deadline | None) -> None:
+        if deadline is not self._aicr_deadline:
+            self._aicr_detach()
+        self._aicr_deadline = deadline
+        if deadline is not None and self._aicr_handle is not None:
+            deadline.watch_socket(self._aicr_handle)
+
+    def _aicr_detach(self) -> None:
+        if self._aicr_deadline is not None and self._aicr_handle is not None:
+            self._aicr_deadline.unwatch_socket(self._aicr_handle)
+        self._aicr_deadline = None
+
+    def _aicr_release(self) -> None:
+        self._aicr_detach()
+        if self._aicr_handle is not None:
+            self._aicr_handle.close()
+            self._aicr_handle = None
+
+    def close(self) -> None:
+        self._aicr_release()
+        super().close()  # type: ignore[misc]
+
+    def __del__(self) -> None:
+        if self._aicr_handle is not None:
+            self._aicr_handle.close()
+
+
+class _WatchedPool:
+    """Mixed into urllib3's pool classes: a connection is watched by the deadline of the call that takes it."""
+
+    def _get_conn(self, timeout: float | None = None) -> Any:
+        conn = super()._get_conn(timeout)  # type: ignore[misc]
+        conn._aicr_attach(Deadline.current())
+        return conn
+
+    def _put_conn(self, conn: Any) -> None:
+        if conn is not None:
+            conn._aicr_detach()
+        super()._put_conn(conn)  # type: ignore[misc]
+
+
+_WATCHED_POOLS: dict[type, type] = {}
+
+
+def _watch_connections(pool_manager: urllib3.PoolManager) -> None:
+    """Swap the manager's pool classes (proxy and SOCKS ones too) for watched subclasses of themselves."""
+    classes: dict[str, Any] = {}
+    pool_class: Any
+    for scheme, pool_class in pool_manager.pool_classes_by_scheme.items():
+        if not issubclass(pool_class, _WatchedPool):
+            if pool_class not in _WATCHED_POOLS:
+                connection = type(f"Watched{pool_class.ConnectionCls.__name__}",
+                                  (_WatchedConnection, pool_class.ConnectionCls), {})
+                _WATCHED_POOLS[pool_class] = type(f"Watched{pool_class.__name__}", (_WatchedPool, pool_class),
+                                                  {"ConnectionCls": connection})
+            pool_class = _WATCHED_POOLS[pool_class]
+        classes[scheme] = pool_class
+    pool_manager.pool_classes_by_scheme = classes  # type: ignore[assignment]
 
 
 # -- connecting -----------------------------------------------------------------------------------------
@@ -279,11 +423,23 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
 
 
 class _ClientErrors(logging.Handler):
-    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print)."""
+    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print).
+
+    Per thread: sessions connecting at once on several threads (the fleet's) each see only what the
+    client logged while loading their own credentials (it logs on the thread that loads them).
+    """
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.messages: list[str] = []
+        self._threads = threading.local()
+
+    @property
+    def messages(self) -> list[str]:
+        """What was logged on this thread since its last `install()`."""
+        messages: list[str] | None = getattr(self._threads, "messages", None)
+        if messages is None:
+            messages = self._threads.messages = []
+        return messages
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(first_line(record.getMessage()))
@@ -305,9 +461,9 @@ class _ClientErrors(logging.Handler):
 def server_message(err: ApiException) -> str:
     """The API server's own message (admission denials say why there), else the HTTP reason."""
     try:
-        body = json.loads(err.body or "{}")
+        body = bounded_json.loads(err.body or "{}")
         message = body.get("message") if isinstance(body, dict) else None
-    except (ValueError, TypeError):
+    except (ValueError, TypeError):  # TooDeep is a ValueError
         message = None
     return message if isinstance(message, str) and message else f"HTTP {err.status} {err.reason or ''}".strip()
 

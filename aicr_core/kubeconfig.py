@@ -33,6 +33,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader
 
+from aicr_core import bounded_json
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Alarm, Deadline
 from aicr_core.errors import AicrError, Code
@@ -270,20 +271,27 @@ class _Loader(KubeConfigLoader):
         if "exec" not in self._user:
             return None
         base_path = self._get_base_path(self._cluster.path)
-        status = _BoundedExec(self._user["exec"], base_path, self._cluster, self._deadline).run()
+        plugin = _BoundedExec(self._user["exec"], base_path, self._cluster, self._deadline)
+        status = plugin.run()
         if "token" in status:
-            self.token = f"Bearer {status['token']}"
+            self.token = f"Bearer {plugin.text(status, 'token')}"
         elif "clientCertificateData" in status and "clientKeyData" in status:
+            certificate, key = plugin.text(status, "clientCertificateData"), plugin.text(status, "clientKeyData")
             self._user.value.pop("client-certificate", None)
             self._user.value.pop("client-key", None)
-            self._user.value["client-certificate-data"] = _b64(status["clientCertificateData"])
-            self._user.value["client-key-data"] = _b64(status["clientKeyData"])
+            self._user.value["client-certificate-data"] = _b64(certificate)
+            self._user.value["client-key-data"] = _b64(key)
         else:
-            raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its answer has neither a token nor "
-                            "clientCertificateData and clientKeyData")
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin {plugin.name} failed: its answer has neither a "
+                            "token nor clientCertificateData and clientKeyData")
         if "expirationTimestamp" in status:
             from kubernetes.config.dateutil import parse_rfc3339
-            self.expiry = parse_rfc3339(status["expirationTimestamp"])
+            stamp = plugin.text(status, "expirationTimestamp")
+            try:
+                self.expiry = parse_rfc3339(stamp)
+            except (ValueError, TypeError, AttributeError):
+                raise AicrError(Code.KUBECONFIG, f"credentials plugin {plugin.name} failed: its "
+                                "status.expirationTimestamp is not an RFC 3339 time") from None
         return True
 
 
@@ -302,6 +310,15 @@ class _BoundedExec(ExecProvider):
             raise AicrError(Code.KUBECONFIG, f"credentials plugin: {err}") from None
         self.deadline = deadline
         self.interactive_mode = exec_config.safe_get("interactiveMode") or "IfAvailable"
+        self.name = f'"{self.args[0]}"'
+
+    def text(self, status: Mapping[str, Any], key: str) -> str:
+        """A string field of the plugin's status; KUBECONFIG naming the plugin and the field otherwise."""
+        value = status.get(key)
+        if not isinstance(value, str):
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin {self.name} failed: its status.{key} is "
+                            f"{bounded_json.kind_of(value)}, not a string")
+        return value
 
     def run(self, previous_response: Any = None) -> dict[str, Any]:
         command = self.args[0]
@@ -320,19 +337,25 @@ class _BoundedExec(ExecProvider):
         except OSError as err:
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {err}") from None
         try:
-            stdout, stderr = process.communicate(timeout=timeout)
+            with self.deadline.watching_process(process):  # on any thread: killed, group and all, at the deadline
+                stdout, stderr = process.communicate(timeout=timeout)
         except (subprocess.TimeoutExpired, Alarm):
             _kill(process, interactive)
             raise self.deadline.expired(f'the credentials plugin "{command}"') from None
         except BaseException:
             _kill(process, interactive)
             raise
+        if self.deadline.fired:
+            raise self.deadline.expired(f'the credentials plugin "{command}"')
         if process.returncode != 0:
             detail = first_line(stderr or "") if stderr and stderr.strip() else ""
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: exec: process returned "
                             f"{process.returncode}" + (f". {detail}" if detail else ""))
         try:
-            data = json.loads(stdout)
+            data = bounded_json.loads(stdout)
+        except bounded_json.TooDeep as err:
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin {self.name} failed: its output is refused: "
+                            f"{err}") from None
         except ValueError:
             raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its output is not JSON") from None
         if not isinstance(data, dict) or not isinstance(data.get("status"), dict):

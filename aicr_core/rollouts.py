@@ -111,10 +111,14 @@ def read_policy_file(cluster: Cluster) -> PolicyFile:
 
 
 def read_local_policy_file(path: str) -> PolicyFile:
-    """`--policy-file PATH` or `policy validate FILE`; an unreadable path is a usage error."""
+    """`--policy-file PATH` or `policy validate FILE`; an unreadable path is a usage error, one that is no
+    regular file or too large a POLICY_ERROR (read no further than the limit)."""
+    from aicr_core import local_files
+
     try:
-        with open(path, encoding="utf-8") as file:
-            return PolicyFile(file.read(), path)
+        return PolicyFile(local_files.read_text(path, policy_file.MAX_BYTES), path)
+    except local_files.Refused as refused:
+        raise policy_file.PolicyFileError(path, [f"(file): {refused}"]).as_error() from None
     except (OSError, UnicodeDecodeError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise UsageError(f"--policy-file {path}: cannot read it: {reason}") from None

@@ -71,7 +71,24 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
         lines += table(["TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"], [
             [value(c.get("type")), value(c.get("status")), value(c.get("reason")),
              value(c.get("lastTransitionTime")), value(c.get("message"))] for c in conditions])
+    if d.get("events") is not None:  # None: not asked for, or not readable (no warning)
+        lines += ["", *events_lines(d["events"])]
     return lines
+
+
+def events_lines(events: list[dict[str, Any]]) -> list[str]:
+    """As `kubectl describe` ends: `Events:` and a table, or `Events:  <none>`."""
+    if not events:
+        return ["Events:  <none>"]
+    now = clock.now()
+    rows = []
+    for e in events:
+        age = since(e.get("last"), now, durations.age)
+        if (e.get("count") or 1) > 1:
+            age += f" (x{e['count']} over {since(e.get('first'), now, durations.age)})"
+        rows.append([value(e.get("type")), value(e.get("reason")), age, value(e.get("from")),
+                     value(e.get("note"))])
+    return ["Events:", *table(["Type", "Reason", "Age", "From", "Message"], rows)]
 
 
 def approval_cell(a: dict[str, Any], now: datetime) -> str:

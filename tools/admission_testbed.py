@@ -73,6 +73,7 @@ class Webhook:
                                           "client-key-data": testbed.b64(client.key_pem)}}],
             [{"name": "webhook", "context": {"cluster": "plane", "user": "webhook"}}], "webhook")
         self.port = testbed.free_port()
+        self.metrics_port = testbed.free_port()
         self.log_path = self.workdir / "aicr-admission.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarted = False  # set by a test that restarts it differently (tests restore it afterwards)
@@ -87,7 +88,8 @@ class Webhook:
         assert self.proc is None or self.proc.poll() is not None, "already running"
         args = [str(BIN / "aicr-admission"), f"--tls-cert-file={self.cert_file}",
                 f"--tls-private-key-file={self.key_file}", "--bind-address=127.0.0.1",
-                f"--secure-port={self.port}", f"--kubeconfig={self.kubeconfig}", *flags]
+                f"--secure-port={self.port}", f"--metrics-port={self.metrics_port}", f"--kubeconfig={self.kubeconfig}",
+                *flags]
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_"))}
         environment.update(env or {})
         with open(self.log_path, "ab") as log:
@@ -132,6 +134,15 @@ class Webhook:
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode()
 
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """Its /metrics, parsed: (sample name, sorted labels) -> value."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+        return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                for family in text_string_to_metric_families(text) for sample in family.samples}
+
     # -- what it logged ---------------------------------------------------------------------------
     def log_lines(self) -> list[dict[str, Any]]:
         lines = []
@@ -153,8 +164,9 @@ class Webhook:
 
     # -- the cluster side -------------------------------------------------------------------------
     def apply_rbac(self) -> None:
-        """The manifest's ServiceAccount, Role and RoleBinding, exactly as shipped."""
-        docs = [d for d in manifest_documents("50-admission-webhook.yaml") if d["kind"] in RBAC_KINDS]
+        """The manifests' ServiceAccount, Roles and RoleBindings (the policy file's, the Events'), as shipped."""
+        docs = [d for name in ("50-admission-webhook.yaml", "52-admission-events.yaml")
+                for d in manifest_documents(name) if d["kind"] in RBAC_KINDS]
         self.plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
 
     def configuration(self) -> dict[str, Any]:

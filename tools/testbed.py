@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,8 +174,10 @@ def b64(data: bytes) -> str:
 # -- the control plane ----------------------------------------------------------------------
 
 class ControlPlane:
-    def __init__(self, workdir: Path | None = None) -> None:
+    def __init__(self, workdir: Path | None = None, apiserver_flags: Sequence[str] = ()) -> None:
+        """`apiserver_flags`: more kube-apiserver flags (an audit policy and log, say), after the testbed's own."""
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="aicr-testbed-"))
+        self.apiserver_flags = list(apiserver_flags)
         self.procs: list[subprocess.Popen[bytes]] = []
         self.url = ""
         self.kubeconfig = self.workdir / "kubeconfig"
@@ -263,7 +266,7 @@ class ControlPlane:
             f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
             "--service-cluster-ip-range=10.0.0.0/24", "--disable-admission-plugins=ServiceAccount",
             "--allow-privileged=true", "--enable-priority-and-fairness=false", "--profiling=false",
-            "--endpoint-reconciler-type=none"]
+            "--endpoint-reconciler-type=none", *self.apiserver_flags]
         self._spawn("kube-apiserver", self.apiserver_args)
         self.url = f"https://127.0.0.1:{api_port}"
         self._wait_ready()
@@ -608,6 +611,7 @@ def demo(webhook: bool = False) -> int:
             print(f"\nAdmission webhook aicr-admission at {hook.url}/validate, registered with the API server "
                   f"(ValidatingWebhookConfiguration aicr-admission); its log (one JSON line per decision): "
                   f"{hook.log_path}")
+            print(f"Its metrics (Prometheus text): http://127.0.0.1:{hook.metrics_port}/metrics")
         print(f"\n$ kubectl aicr describe {names['waiting']}\n", flush=True)
         subprocess.run(["kubectl", "aicr", "describe", names["waiting"],
                         f"--kubeconfig={plane.kubeconfig_for('alice')}"])

@@ -9,6 +9,7 @@ current time: the clocks of the API server and the webhook cannot be frozen.
 """
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import hashlib
 import json
@@ -38,10 +39,23 @@ DENIED_BY = 'admission webhook "policies.admission.aicr.run" denied the request:
 SetPolicy = Callable[..., None]
 
 
+AUDIT_POLICY = {"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"], "rules": [
+    {"level": "Metadata", "verbs": ["patch", "update"],
+     "resources": [{"group": "operator.aicr.run", "resources": ["runtimerollouts"]}]},
+    {"level": "None"}]}
+
+
 @pytest.fixture(scope="module")
-def admission_plane() -> Iterator[testbed.ControlPlane]:
-    """A control plane for this module only."""
-    yield from started_plane()
+def audit_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("audit") / "audit.log"
+
+
+@pytest.fixture(scope="module")
+def admission_plane(audit_log: Path) -> Iterator[testbed.ControlPlane]:
+    """A control plane for this module only, writing an audit log of rollout writes (Metadata level)."""
+    policy = audit_log.parent / "audit-policy.yaml"
+    policy.write_text(yaml.safe_dump(AUDIT_POLICY))
+    yield from started_plane([f"--audit-policy-file={policy}", f"--audit-log-path={audit_log}"])
 
 
 @pytest.fixture(scope="module")
@@ -397,6 +411,106 @@ def test_the_webhook_can_read_the_policy_file_and_nothing_else(plane: testbed.Co
         assert proc.returncode != 0 and "Forbidden" in proc.stderr, (other, proc.stderr)
 
 
+# -- the audit trail -----------------------------------------------------------------------------------
+
+def events_of(plane: testbed.ControlPlane, name: str, count: int, timeout: float = 10) -> list[dict[str, Any]]:
+    """The Events regarding rollout `name` in `default`, once there are `count` (they are sent in the background)."""
+    ends = time.monotonic() + timeout
+    while True:
+        items = json.loads(plane.kubectl("get", "events.v1.events.k8s.io", "-n", "default",
+                                         f"--field-selector=regarding.name={name}", "-o", "json").stdout)["items"]
+        if len(items) >= count or time.monotonic() > ends:
+            return sorted(items, key=lambda e: e["eventTime"])  # type: ignore[no-any-return]
+        time.sleep(0.2)
+
+
+def test_each_decided_write_leaves_one_event_and_a_dry_run_none(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
+    name, dry = seed.rollout(), seed.rollout()
+    refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--override", "change-window")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    refused(raw_patch(plane, "alice", dry, {"approval": approval()}, "--dry-run=server"), DENIED_BY)
+    set_policy(OPEN)
+    proc = as_user(aicr, plane, "bob", "revoke", name, "--reason", "CHG-2 stop")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+
+    denied, overridden, allowed = events_of(plane, name, 3)
+    uid = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]["uid"]
+    compare([(e["action"], e["reason"], e["type"]) for e in (denied, overridden, allowed)], expected=[
+        ("approve", "PolicyDenied", "Warning"), ("approve", "PolicyOverridden", "Warning"),
+        ("revoke", "PolicyAllowed", "Normal")])
+    for event in (denied, overridden, allowed):
+        compare((event["reportingController"], event["regarding"]), expected=("aicr-admission", {
+            "apiVersion": "operator.aicr.run/v1alpha1", "kind": "RuntimeRollout", "name": name, "uid": uid}))
+    assert denied["note"].startswith("alice: approve denied by change-window: [POLICY_DENIED] "), denied["note"]
+    compare(overridden["note"], expected="alice: approve allowed with override of change-window "
+                                         "(policies: change-window)")
+    compare(allowed["note"], expected="bob: revoke allowed (policies: change-window)")
+    compare(events_of(plane, dry, 1, timeout=1.5), expected=[])  # a dry run records nothing
+    compare(hook.metrics()[("aicr_admission_events_dropped_total", ())], expected=0.0)
+
+
+def test_repeated_refusals_are_one_event_with_a_series(plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                                       hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy(CLOSED)
+    name = seed.rollout()
+    for _ in range(3):
+        refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    ends = time.monotonic() + 10
+    while (events := events_of(plane, name, 1)) and (events[0].get("series") or {}).get("count") != 3:
+        assert time.monotonic() < ends, events
+        time.sleep(0.2)
+    compare(len(events), expected=1)
+    compare(events[0]["reason"], expected="PolicyDenied")
+
+
+def test_describe_ends_with_the_rollouts_events_for_an_approver_and_none_for_a_viewer(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy(CLOSED)
+    name = seed.rollout()
+    for _ in range(2):
+        refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    ends = time.monotonic() + 10
+    while (events_of(plane, name, 1)[0].get("series") or {}).get("count") != 2:
+        assert time.monotonic() < ends
+        time.sleep(0.2)
+    proc = as_user(aicr, plane, "bob", "describe", name)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    tail = proc.stdout.split("\nEvents:\n", 1)[1].splitlines()
+    compare(tail[0].split(), expected=["Type", "Reason", "Age", "From", "Message"])
+    (row,) = tail[1:]
+    assert row.startswith("  Warning  PolicyDenied  ") and " (x2 over " in row, row
+    assert "  aicr-admission  alice: approve denied by change-window: [POLICY_DENIED] " in row, row
+    doc = json.loads(as_user(aicr, plane, "bob", "describe", name, "-o", "json").stdout)
+    compare([(e["reason"], e["action"], e["from"], e["count"]) for e in doc["events"]],
+            expected=[("PolicyDenied", "approve", "aicr-admission", 2)])
+    viewer = as_user(aicr, plane, "victor", "describe", name)  # may not list Events: none, no warning
+    compare((viewer.returncode, "Events" in viewer.stdout, viewer.stderr), expected=(0, False, ""))
+    hidden = as_user(aicr, plane, "bob", "describe", name, "--show-events=false", "-o", "json")
+    compare(json.loads(hidden.stdout)["events"], expected=None)
+
+
+def test_the_api_servers_audit_log_holds_each_decision_beside_the_request(
+        plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        audit_log: Path) -> None:
+    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
+    name = seed.rollout()
+    refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
+    override = {"user": "alice", "action": "approve", "policies": ["change-window"], "time": now_plus()}
+    compare(raw_patch(plane, "alice", name, {"approval": approval(), "overrides": [override]}).returncode,
+            expected=0)
+    prefix = "policies.admission.aicr.run/"
+    entries = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    found = [{k.removeprefix(prefix): v for k, v in (e.get("annotations") or {}).items() if k.startswith(prefix)}
+             for e in entries if e.get("objectRef", {}).get("name") == name and e.get("verb") == "patch"
+             and e.get("stage") == "ResponseComplete"]
+    compare(found, expected=[
+        {"verdict": "deny", "actions": "approve", "policies": "change-window"},
+        {"verdict": "allow", "actions": "approve", "policies": "change-window", "overrides": "change-window"}])
+
+
 # -- the process -------------------------------------------------------------------------------------
 
 def test_sigterm_fails_readyz_then_drains_and_exits_cleanly(webhook: Webhook, hook: Webhook) -> None:
@@ -409,6 +523,79 @@ def test_sigterm_fails_readyz_then_drains_and_exits_cleanly(webhook: Webhook, ho
     compare(hook.proc.wait(timeout=10), expected=0)
     lines = [line["msg"] for line in hook.log_lines()[-3:]]
     compare(lines[-2:], expected=["shutting down", "stopped"])
+
+
+def test_metrics_count_reviews_and_kept_connections_through_the_api_server(
+        plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    """60 approvals from 4 writers: 60 reviews counted and timed, over a handful of kept connections."""
+    import admission_load
+
+    set_policy(OPEN)
+    names = [seed.rollout(steps=[], records=[]) for _ in range(60)]
+    before = hook.metrics()
+    load = admission_load.approve(plane, names, writers=4)
+    after = hook.metrics()
+    compare(load.failures, expected=[])
+
+    def grew(name: str, **labels: str) -> float:
+        key = (name, tuple(sorted(labels.items())))
+        return after[key] - before.get(key, 0.0)
+
+    compare(grew("aicr_admission_reviews_total", action="approve", verdict="allow"), expected=60.0)
+    compare(grew("aicr_admission_review_duration_seconds_count"), expected=60.0)
+    connections = grew("aicr_admission_connections_total")
+    assert connections <= 8, connections  # kept and reused, not one per review
+    compare((after[("aicr_admission_policy_file_ok", ())], after[("aicr_admission_policy_file_age_seconds", ())] < 10),
+            expected=(1.0, True))
+    set_policy(text="not: [a policy file")
+    compare(hook.metrics()[("aicr_admission_policy_file_ok", ())], expected=0.0)
+
+
+def test_sigterm_under_load_loses_no_review_during_the_shutdown_delay(
+        plane: testbed.ControlPlane, seed: testbed.Seeder, webhook: Webhook, set_policy: SetPolicy,
+        hook: Webhook) -> None:  # `hook` last: it restarts the webhook before set_policy cleans up
+    """Six writers through kube-apiserver; SIGTERM mid-run; they go on for 3 s of the 5 s delay.
+
+    Not one PATCH fails, and each rollout written is decided exactly once: the
+    API server's kept connections are answered with `Connection: close` and it
+    opens new ones, which the webhook still accepts during the delay.
+    """
+    import threading
+
+    import admission_load
+
+    set_policy(OPEN)
+    hook.restarted = True
+    hook.restart("--shutdown-delay-duration=5s")
+    assert hook.proc is not None
+    names = [seed.rollout(steps=[], records=[]) for _ in range(600)]
+    signalled: list[float] = []
+
+    def until() -> bool:
+        return bool(signalled) and time.monotonic() - signalled[0] > 3.0
+
+    def terminate() -> None:
+        time.sleep(1.5)  # steady load first
+        assert hook.proc is not None
+        hook.proc.send_signal(signal.SIGTERM)
+        signalled.append(time.monotonic())
+
+    killer = threading.Thread(target=terminate)
+    killer.start()
+    load = admission_load.approve(plane, names, writers=6, until=until, pace=0.05)  # steady: ~100/s at most
+    killer.join()
+    compare(hook.proc.wait(timeout=20), expected=0)
+    compare(load.failures, expected=[])
+    after = sum(1 for t in load.finished if t > signalled[0])
+    assert after >= 10 and len(load.written) - after >= 10, (len(load.written), after)  # load on both sides
+    lines = hook.log_lines()
+    stop_at = max(i for i, line in enumerate(lines) if line["msg"] == "shutting down")
+    decided = collections.Counter(d["rollout"] for d in hook.decisions() if d["rollout"] in set(names))
+    compare(sorted(set(decided.values())), expected=[1])  # none decided twice
+    compare(sorted(decided), expected=sorted(load.written))  # and every write that succeeded was decided
+    during = [line for line in lines[stop_at:] if line["msg"] == "decision"]
+    assert len(during) >= after - 6, (len(during), after)  # (a PATCH decided just before may end just after)
+    compare(lines[-1]["msg"], expected="stopped")
 
 
 def test_the_shipped_manifests_are_accepted_by_the_api_server(plane: testbed.ControlPlane, webhook: Webhook) -> None:

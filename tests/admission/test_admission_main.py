@@ -22,12 +22,22 @@ def test_flags_are_named_as_kubernetes_components_name_them() -> None:
             expected=(90.0, 5.0, 0, "0.0.0.0", "aicr-system", 4 * 1024 * 1024, None))
 
 
+def test_connection_flags_default_to_outlasting_the_api_servers_idle_timeout() -> None:
+    args = parse_args(["--tls-cert-file=c", "--tls-private-key-file=k"])
+    compare((args.idle_timeout, args.max_connections, args.max_requests_inflight), expected=(120.0, 256, 16))
+    assert args.idle_timeout > 90  # kube-apiserver's webhook client closes idle connections at 90 s
+    args = parse_args(["--tls-cert-file=c", "--tls-private-key-file=k", "--idle-timeout=5m", "--max-connections=8"])
+    compare((args.idle_timeout, args.max_connections), expected=(300.0, 8))
+
+
 @pytest.mark.parametrize("argv, words", [
     ([], "the following arguments are required: --tls-cert-file, --tls-private-key-file"),
     (["--tls-cert-file=c", "--tls-private-key-file=k", "--secure-port=70000"], "--secure-port 70000 is not a port"),
     (["--tls-cert-file=c", "--tls-private-key-file=k", "--request-timeout=0s"], "--request-timeout must be positive"),
     (["--tls-cert-file=c", "--tls-private-key-file=k", "--request-timeout=5"], "--request-timeout"),
     (["--tls-cert-file=c", "--tls-private-key-file=k", "--tls-cert"], "unrecognized arguments: --tls-cert"),
+    (["--tls-cert-file=c", "--tls-private-key-file=k", "--idle-timeout=0s"], "--idle-timeout must be positive"),
+    (["--tls-cert-file=c", "--tls-private-key-file=k", "--max-connections=0"], "must be at least 1"),
 ])
 def test_bad_flags_are_usage_errors(argv: list[str], words: str) -> None:
     with pytest.raises(UsageError) as raised:

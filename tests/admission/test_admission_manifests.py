@@ -31,7 +31,7 @@ def documents() -> dict[tuple[str, str], dict[str, Any]]:
 def test_the_webhook_is_registered_fail_closed_for_approver_writes_only() -> None:
     (hook,) = documents()[("ValidatingWebhookConfiguration", "aicr-admission")]["webhooks"]
     compare({k: hook[k] for k in ("failurePolicy", "sideEffects", "admissionReviewVersions")},
-            expected={"failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]})
+            expected={"failurePolicy": "Fail", "sideEffects": "NoneOnDryRun", "admissionReviewVersions": ["v1"]})
     assert 0 < hook["timeoutSeconds"] < 10
     compare([(r["operations"], r["resources"], r["apiGroups"]) for r in hook["rules"]],
             expected=[(["UPDATE"], ["runtimerollouts"], ["operator.aicr.run"])])  # not runtimerollouts/status
@@ -52,13 +52,28 @@ def test_its_service_account_may_read_the_policy_file_and_nothing_more() -> None
     assert not any(kind in ("ClusterRole", "ClusterRoleBinding") for kind, _ in docs)
 
 
+def test_the_webhook_may_record_events_in_default_and_approvers_may_read_them() -> None:
+    docs = documents()
+    compare(docs[("Role", "aicr-admission-event-recorder")]["rules"], expected=[
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}])
+    compare(docs[("Role", "aicr-approver-event-reader")]["rules"], expected=[
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["get", "list", "watch"]}])
+    compare({name: (doc["metadata"]["namespace"], doc["subjects"]) for (kind, name), doc in docs.items()
+             if kind == "RoleBinding" and name.endswith(("event-recorder", "event-reader"))}, expected={
+        "aicr-admission-event-recorder": ("default", [
+            {"kind": "ServiceAccount", "name": "aicr-admission", "namespace": "aicr-system"}]),
+        "aicr-approver-event-reader": ("default", [
+            {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "aicr:approvers"}])})
+
+
 def test_the_deployment_runs_the_program_with_flags_it_accepts() -> None:
     docs = documents()
     deployment = docs[("Deployment", "aicr-admission")]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     args = parse_args(container["args"])  # a flag the program does not know would raise UsageError
     compare((args.secure_port, args.operator_namespace), expected=(8443, "aicr-system"))
-    compare({p["name"]: p["containerPort"] for p in container["ports"]}, expected={"https": 8443})
+    compare({p["name"]: p["containerPort"] for p in container["ports"]}, expected={"https": 8443, "metrics": 8080})
+    compare(args.metrics_port, expected=8080)
     compare((container["readinessProbe"]["httpGet"]["path"], container["livenessProbe"]["httpGet"]["path"]),
             expected=("/readyz", "/healthz"))
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
@@ -70,6 +85,20 @@ def test_the_deployment_runs_the_program_with_flags_it_accepts() -> None:
     compare(docs[("Service", "aicr-admission")]["spec"]["ports"][0]["targetPort"], expected="https")
     config = docs[("ValidatingWebhookConfiguration", "aicr-admission")]
     compare(config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], expected="aicr-system/aicr-admission")
+
+
+def test_the_deployment_rolls_without_refusing_a_write() -> None:
+    """docs/webhook.md, "Rolling updates": the settings that make a rollout lose no review."""
+    deployment = documents()[("Deployment", "aicr-admission")]
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = parse_args(container["args"])
+    compare(deployment["spec"]["strategy"]["rollingUpdate"], expected={"maxUnavailable": 0, "maxSurge": 1})
+    assert args.shutdown_delay_duration >= 5, args.shutdown_delay_duration  # endpoint propagation
+    assert pod["terminationGracePeriodSeconds"] >= args.shutdown_delay_duration + args.request_timeout + 5
+    assert args.idle_timeout > 90  # kube-apiserver's own idle timeout: the client closes first
+    readiness = container["readinessProbe"]
+    compare((readiness["periodSeconds"], readiness["failureThreshold"]), expected=(2, 1))
 
 
 def test_the_containerfile_builds_every_package_and_runs_the_console_script() -> None:

@@ -51,13 +51,35 @@ class Running:
 
     def request(self, method: str = "POST", path: str = "/validate", body: bytes = b"{}",
                 headers: dict[str, str] | None = None) -> tuple[int, bytes]:
-        """An honest client: the whole request at once, the whole response read."""
+        """An honest client: the whole request at once, the whole response read, on a connection of its own."""
         with self.connect() as sock:
-            head = {"Host": "localhost", "Content-Type": "application/json", "Content-Length": str(len(body)),
-                    **(headers or {})}
-            sock.sendall(f"{method} {path} HTTP/1.1\r\n".encode()
-                         + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode() + b"\r\n" + body)
-            return parse_response(read_all(sock))
+            status, _, body = exchange(sock, method, path, body, headers)
+            return status, body
+
+
+def exchange(sock: socket.socket, method: str = "POST", path: str = "/validate", body: bytes = b"{}",
+             headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """One request on `sock` (kept open): (status, headers in lower case, body), as Content-Length delimits it."""
+    head = {"Host": "localhost", "Content-Type": "application/json", "Content-Length": str(len(body)),
+            **(headers or {})}
+    sock.sendall(f"{method} {path} HTTP/1.1\r\n".encode()
+                 + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode() + b"\r\n" + body)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed before a response: {data!r}")
+        data += chunk
+    raw_head, _, rest = data.partition(b"\r\n\r\n")
+    lines = raw_head.decode("latin-1").split("\r\n")
+    fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    length = int(fields.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed mid-body")
+        rest += chunk
+    return int(lines[0].split(" ")[1]), fields, rest
 
 
 def read_all(sock: socket.socket) -> bytes:
@@ -76,8 +98,8 @@ def parse_response(data: bytes) -> tuple[int, bytes]:
 
 
 @contextmanager
-def running(pki: dict[str, Path], limits: Limits,
-            route: Callable[[Request], Response] | None = None) -> Iterator[Running]:
+def running(pki: dict[str, Path], limits: Limits, route: Callable[[Request], Response] | None = None,
+            draining: threading.Event | None = None) -> Iterator[Running]:
     calls: list[Request] = []
 
     def echo(request: Request) -> Response:
@@ -90,7 +112,7 @@ def running(pki: dict[str, Path], limits: Limits,
     state = Running(server, pki, calls)
     server.log = lambda msg, **fields: state.logs.append((msg, fields))
     stop = threading.Event()
-    thread = threading.Thread(target=server.serve, args=(stop,), daemon=True)
+    thread = threading.Thread(target=server.serve, args=(stop, draining), daemon=True)
     thread.start()
     try:
         yield state
@@ -130,8 +152,8 @@ def test_an_honest_client_is_served(pki: dict[str, Path]) -> None:
 @pytest.mark.parametrize("what", ["headers", "body"])
 def test_a_trickling_client_is_dropped_at_the_request_timeout_and_frees_its_worker(pki: dict[str, Path],
                                                                                   what: str) -> None:
-    """Two workers, two clients sending a byte every 0.1 s: both dropped at 1 s; a third is served then."""
-    with running(pki, Limits(request_timeout=1.0, handshake_timeout=1.0, max_inflight=2)) as web:
+    """At most two connections, two clients sending a byte every 0.1 s: both dropped at 1 s; a third is served then."""
+    with running(pki, Limits(request_timeout=1.0, handshake_timeout=1.0, max_connections=2)) as web:
         head = b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n"
 
         def byte(i: int) -> bytes:
@@ -284,3 +306,108 @@ def test_why_not_http_server_as_it_comes(pki: dict[str, Path]) -> None:
     silent.close()  # unblocks accept(), so that the server can be shut down
     httpd.shutdown()
     httpd.server_close()
+
+
+# -- persistent connections -----------------------------------------------------------------------------
+
+def test_connections_are_kept_and_an_idle_one_holds_no_worker(pki: dict[str, Path]) -> None:
+    """One worker, five kept connections idle between their requests: a sixth client is served at once."""
+    with running(pki, Limits(max_inflight=1, max_connections=8)) as web:
+        kept = [web.connect() for _ in range(5)]
+        for sock in kept:
+            status, fields, _ = exchange(sock)
+            compare((status, fields.get("connection")), expected=(200, None))  # no Connection: close
+        started = time.monotonic()
+        compare(web.request()[0], expected=200)
+        assert time.monotonic() - started < 1.0
+        for sock in kept:  # each kept connection serves its next request on the same socket
+            compare(exchange(sock, body=b'{"again": 1}')[0], expected=200)
+            sock.close()
+        compare(web.server.accepted, expected=6)
+        compare(len(web.calls), expected=11)
+
+
+def test_answers_on_a_kept_connection_never_wait_for_a_delayed_ack(pki: dict[str, Path]) -> None:
+    """Head and body in one segment, TCP_NODELAY: not the 40 ms of Nagle's algorithm against a delayed ACK."""
+    import statistics
+
+    with running(pki, Limits()) as web:
+        with web.connect() as sock:
+            took = []
+            for _ in range(40):
+                started = time.perf_counter()
+                compare(exchange(sock, body=b'{"x": "' + b"y" * 2000 + b'"}')[0], expected=200)
+                took.append(time.perf_counter() - started)
+    assert statistics.median(took) < 0.015, sorted(took)
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout(pki: dict[str, Path]) -> None:
+    with running(pki, Limits(idle_timeout=0.5)) as web:
+        with web.connect() as sock:
+            compare(exchange(sock)[0], expected=200)
+            started = time.monotonic()
+            sock.settimeout(5)
+            compare(read_all(sock), expected=b"")
+            idled = time.monotonic() - started
+    assert 0.4 <= idled <= 2.0, idled
+
+
+def test_a_request_trickled_on_a_kept_connection_is_dropped_at_its_own_deadline(pki: dict[str, Path]) -> None:
+    """The deadline of a kept connection's next request starts with that request's first byte."""
+    with running(pki, Limits(request_timeout=1.0, idle_timeout=10.0)) as web:
+        with web.connect() as sock:
+            compare(exchange(sock)[0], expected=200)
+            time.sleep(1.5)  # idle for longer than the request timeout: still kept
+            started = time.monotonic()
+            took = dropped_after(sock, lambda i: b"POST /validate HTTP/1.1\r\n"[i:i + 1] or b"X", started)
+    assert 0.9 <= took <= 2.5, took
+    compare(len(web.calls), expected=1)
+
+
+def test_while_draining_every_answer_closes_its_connection_and_new_ones_are_still_served(
+        pki: dict[str, Path]) -> None:
+    draining = threading.Event()
+    with running(pki, Limits(), draining=draining) as web:
+        with web.connect() as sock:
+            compare(exchange(sock)[1].get("connection"), expected=None)
+            draining.set()
+            status, fields, _ = exchange(sock)
+            compare((status, fields.get("connection")), expected=(200, "close"))
+            sock.settimeout(5)
+            compare(read_all(sock), expected=b"")  # and the server closed it after that answer
+        with web.connect() as sock:  # a new connection during the delay is accepted and answered
+            status, fields, _ = exchange(sock)
+            compare((status, fields.get("connection")), expected=(200, "close"))
+
+
+def test_stop_closes_idle_connections_and_finishes_the_request_in_flight(pki: dict[str, Path]) -> None:
+    entered = threading.Event()
+
+    def slow(request: Request) -> Response:
+        entered.set()
+        time.sleep(0.5)
+        return Response.json({"done": True})
+
+    certificate = ServingCertificate(str(pki["cert"]), str(pki["key"]))
+    server = Server("127.0.0.1", 0, certificate.context, {("POST", "/validate"): slow}, Limits())
+    stop = threading.Event()
+    serving = threading.Thread(target=server.serve, args=(stop,))
+    serving.start()
+    client = Running(server, pki, [])
+    idle = client.connect()
+    results: list[tuple[int, dict[str, str], bytes]] = []
+    busy = client.connect()
+    caller = threading.Thread(target=lambda: results.append(exchange(busy)))
+    caller.start()
+    assert entered.wait(5)
+    stop.set()
+    stopped = time.monotonic()
+    caller.join(5)
+    serving.join(5)
+    assert not serving.is_alive()
+    assert time.monotonic() - stopped < 2.0  # it did not wait for the connection that sent nothing
+    compare([(s, f.get("connection"), b) for s, f, b in results], expected=[(200, "close", b'{"done":true}')])
+    idle.settimeout(2)
+    compare(read_all(idle), expected=b"")
+    idle.close()
+    busy.close()

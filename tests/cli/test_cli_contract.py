@@ -54,6 +54,7 @@ R = "rollout-3f9a1c0d2b7e4a51-1"
     (["describe", R + "\n"], "is not a valid rollout name"),
     (["describe", R, "-o", "xml"], 'unknown output format "xml"'),
     (["describe", R, "--reason"], "expected one argument"),
+    (["describe", R, "--show-events=maybe"], 'invalid argument "maybe": strconv.ParseBool'),
 ])
 def test_usage_errors_exit_2(aicr: Aicr, args: list[str], message: str) -> None:
     proc = aicr(*args)

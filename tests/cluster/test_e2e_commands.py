@@ -304,13 +304,22 @@ def test_describe_json(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Se
 
 def test_describe_reads_twice_at_most(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
                                       tmp_path: Path) -> None:
+    """The rollout, then its report; the Events beside them (in a thread of their own), unless left out."""
     name = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
     log = tmp_path / "requests"
-    as_user(aicr, plane, "victor", "describe", name, AICR_REQUEST_LOG=str(log))
-    compare(log.read_text().splitlines(), expected=[
-        f"GET /apis/operator.aicr.run/v1alpha1/runtimerollouts/{name}",
-        f"GET /api/v1/namespaces/aicr-system/configmaps/aicr-assessment-"
-        f"{testbed.digest_of(json.dumps(testbed.SAMPLE_REPORT))[7:23]}"])
+    reads = [f"GET /apis/operator.aicr.run/v1alpha1/runtimerollouts/{name}",
+             f"GET /api/v1/namespaces/aicr-system/configmaps/aicr-assessment-"
+             f"{testbed.digest_of(json.dumps(testbed.SAMPLE_REPORT))[7:23]}"]
+    proc = as_user(aicr, plane, "victor", "describe", name, AICR_REQUEST_LOG=str(log))
+    lines = log.read_text().splitlines()
+    compare([line for line in lines if "/events" not in line], expected=reads)
+    compare([line for line in lines if "/events" in line],
+            expected=[f"GET /apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3D{name}"
+                      "&limit=500"])
+    assert "Events" not in proc.stdout and proc.stderr == "", proc  # victor may not list them: none, no warning
+    log.unlink()
+    as_user(aicr, plane, "victor", "describe", name, "--show-events=false", AICR_REQUEST_LOG=str(log))
+    compare(log.read_text().splitlines(), expected=reads)
 
 
 def test_describe_strips_control_sequences(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:

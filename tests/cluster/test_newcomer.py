@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +71,8 @@ def test_the_webhook_verb_runs_aicr_admission_against_the_demo(aicr: Aicr, plane
                           r"its log \(one JSON line per decision\): (\S+)$", text, re.M)
         assert match, text
         log = Path(match.group(2))
+        metrics = re.search(r"^Its metrics \(Prometheus text\): (http://127\.0\.0\.1:\d+/metrics)$", text, re.M)
+        assert metrics, text
         alice = kubeconfigs(text)["alice"][0]
         waiting = re.search(r"^  waiting +(\S+)$", text, re.M).group(1)  # type: ignore[union-attr]
         proc = aicr("approve", waiting, "--reason", "webhook demo", "--expires", "1h", "--dry-run=server",
@@ -78,3 +81,5 @@ def test_the_webhook_verb_runs_aicr_admission_against_the_demo(aicr: Aicr, plane
         decisions = [json.loads(line) for line in log.read_text().splitlines()
                      if '"decision"' in line and waiting in line]
         assert decisions and decisions[-1].get("rollout") == waiting, log.read_text()[-2000:]
+        with urllib.request.urlopen(metrics.group(1), timeout=5) as resp:
+            assert 'aicr_admission_reviews_total{action="approve",verdict="allow"}' in resp.read().decode()

@@ -48,7 +48,34 @@ class Silent:
     """Read the request and never answer."""
 
 
-Action = Respond | Trickle | Reset | Silent
+@dataclass(frozen=True)
+class ByPath:
+    """The first action whose path prefix the request's path starts with, else `default`.
+
+    For commands that send requests from several threads, whose order is not fixed.
+    """
+
+    routes: tuple[tuple[str, Respond | Trickle | Reset | Silent], ...]
+    default: Respond | Trickle | Reset | Silent = field(default_factory=Respond)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Send these bytes as the whole answer (head and body), then close the connection."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Flood:
+    """Send `head`, then `chunk` again and again, `total` bytes in all, as fast as the client reads."""
+
+    head: bytes
+    chunk: bytes
+    total: int
+
+
+Action = Respond | Trickle | Reset | Silent | ByPath | Raw | Flood
 
 
 def status(code: int, message: str, reason: str = "") -> Respond:
@@ -170,6 +197,19 @@ class FakeApiServer:
 
     def _act(self, conn: socket.socket, action: Action) -> bool:
         """Carry out one action; False when the connection is done with."""
+        if isinstance(action, ByPath):
+            path = self.requests[-1].path
+            action = next((a for prefix, a in action.routes if path.startswith(prefix)), action.default)
+        if isinstance(action, Raw):
+            conn.sendall(action.data)
+            return False
+        if isinstance(action, Flood):
+            conn.sendall(action.head)
+            sent = 0
+            while sent < action.total and not self._stop.is_set():
+                conn.sendall(action.chunk)
+                sent += len(action.chunk)
+            return False
         if isinstance(action, Respond):
             if self._stop.wait(action.delay):
                 return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -48,7 +48,7 @@ class Aicr:
 
 
 
-def started_plane() -> Iterator[testbed.ControlPlane]:
+def started_plane(apiserver_flags: Sequence[str] = ()) -> Iterator[testbed.ControlPlane]:
     """A control plane for a fixture to yield, stopped after; without binaries a skip, or under CI a failure."""
     try:
         testbed.find_binaries()
@@ -57,7 +57,7 @@ def started_plane() -> Iterator[testbed.ControlPlane]:
             pytest.fail(f"CI must run the real-cluster tests, but: {err}")
         pytest.skip(f"real-cluster tests need the control plane binaries: {err}")
     os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"  # the testbed's kubectl too
-    control_plane = testbed.ControlPlane().start()
+    control_plane = testbed.ControlPlane(apiserver_flags=apiserver_flags).start()
     yield control_plane
     control_plane.stop()
 

@@ -1,0 +1,78 @@
+"""A rollout's recent Events (those the admission webhook records, in `default`), read beside describe's reads.
+
+Kubernetes records the Events of a cluster-scoped object in `default`. The
+read runs in a thread while describe reads the rollout and its report, so
+describe takes no longer for it. Events are secondary: a user who may not
+list them there (the operator's roles grant none; manifests/admission/
+has a Role for approvers), or any failure to read them, means none shown,
+and no warning.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aicr_core.errors import AicrError
+
+if TYPE_CHECKING:
+    from aicr_core.kube import Cluster
+
+EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/default/events"
+RECENT = 20  # at most this many, the latest
+
+
+def start_reading(cluster: Cluster, rollout: str) -> Callable[[], list[dict[str, Any]] | None]:
+    """Start the read; the function returned waits for it: the Events oldest first, or None if unreadable.
+
+    The thread reads on a copy of the session with a deadline of its own (the
+    same time left): a Deadline arms its alarm in the main thread only, and
+    counts who holds it, so sharing one would disarm the command's. The wait
+    for the result is bounded by the command's deadline: never longer.
+    """
+    from aicr_core.deadline import Deadline
+
+    found: list[list[dict[str, Any]] | None] = [None]
+    session = copy.copy(cluster)
+    session.deadline = Deadline(cluster.deadline.remaining())
+
+    def read() -> None:
+        try:
+            items, _ = session.list(EVENTS_PATH, {"fieldSelector": f"regarding.name={rollout}"})
+        except AicrError:
+            return
+        found[0] = recent(items)
+
+    thread = threading.Thread(target=read, name="events", daemon=True)
+    thread.start()
+
+    def result() -> list[dict[str, Any]] | None:
+        left = cluster.deadline.remaining() if cluster.deadline.bounded else None
+        thread.join(left)
+        return found[0]
+
+    return result
+
+
+def recent(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """describe's `events`: `{type, reason, action, from, note, count, first, last}`, by last seen, latest RECENT."""
+    events = []
+    for item in items:
+        series: dict[str, Any] = item["series"] if isinstance(item.get("series"), dict) else {}
+        metadata: dict[str, Any] = item["metadata"] if isinstance(item.get("metadata"), dict) else {}
+        first = item.get("eventTime") or item.get("deprecatedFirstTimestamp") or metadata.get("creationTimestamp")
+        last = series.get("lastObservedTime") or item.get("deprecatedLastTimestamp") or first
+        events.append({"type": item.get("type"), "reason": item.get("reason"), "action": item.get("action"),
+                       "from": item.get("reportingController") or None, "note": item.get("note"),
+                       "count": series.get("count") or item.get("deprecatedCount") or 1,
+                       "first": _seconds(first), "last": _seconds(last)})
+    events.sort(key=lambda e: str(e["last"] or ""))
+    return events[-RECENT:]
+
+
+def _seconds(moment: Any) -> str | None:
+    """An Event's MicroTime (or Time) at second precision, as every other time in the documents."""
+    if not isinstance(moment, str) or len(moment) < 19:
+        return None
+    return moment[:19] + "Z"

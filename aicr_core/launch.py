@@ -1,0 +1,49 @@
+"""The first code of the `kubectl-aicr` executable: a Ctrl-C at any moment is one line and exit 130.
+
+Importing the application (cliff, stevedore, the commands' modules) takes
+most of a start. A Ctrl-C then used to end in Python's traceback of whatever
+was being imported, and an exit by the signal (-2). So this module, which
+imports nothing but the standard library's smallest parts, takes SIGINT
+first: until the application is imported, a Ctrl-C prints
+`error: [INTERRUPTED] interrupted` and exits 130 at once (nothing needs
+cleaning up yet: no file is written while modules import). From then on it
+is KeyboardInterrupt, which the application reports the same way after its
+cleanups. Once the command is over, a late Ctrl-C is ignored, so that the
+interpreter's teardown never turns a finished command into a traceback.
+
+Only the few milliseconds before Python runs any of our code (its own
+start-up and `site`) remain the interpreter's: a Ctrl-C then ends it as
+Python does.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+
+INTERRUPTED = b"error: [INTERRUPTED] interrupted\n"
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted_while_starting(_signum: int, _frame: FrameType | None) -> None:
+    os.write(2, INTERRUPTED)
+    os._exit(EXIT_INTERRUPTED)
+
+
+def console_script() -> None:
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # started with Ctrl-C ignored (nohup, `&`)
+    if not ignored:
+        signal.signal(signal.SIGINT, _interrupted_while_starting)
+    try:
+        from aicr_core import app
+
+        if not ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = app.console_main()
+    except KeyboardInterrupt:  # between the handlers, or inside the application's own error handling
+        os.write(2, INTERRUPTED)
+        code = EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
