@@ -499,8 +499,7 @@ def test_the_api_servers_audit_log_holds_each_decision_beside_the_request(
     name = seed.rollout()
     refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
     override = {"user": "alice", "action": "approve", "policies": ["change-window"], "time": now_plus()}
-    compare(raw_patch(plane, "alice", name, {"approval": approval(), "overrides": [override]}).returncode,
-            expected=0)
+    compare(raw_write(plane, "alice", name, with_record([override], approval=approval())).returncode, expected=0)
     prefix = "policies.admission.aicr.run/"
     entries = [json.loads(line) for line in audit_log.read_text().splitlines()]
     found = [{k.removeprefix(prefix): v for k, v in (e.get("annotations") or {}).items() if k.startswith(prefix)}
