@@ -43,11 +43,16 @@ def many_objects() -> AbstractContextManager[None]:
     return paused_gc()
 
 
-def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = False) -> None:
-    """ROLLOUT; TAB completes it from the cluster (`waiting_first`: those waiting for a person come first)."""
+def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = False, optional: bool = False) -> None:
+    """ROLLOUT; TAB completes it from the cluster (`waiting_first`: those waiting for a person come first).
+
+    `optional`: the command has a fleet form (`--plan DIGEST`) that stands in for it.
+    """
     action = parser.add_argument("rollout", metavar="ROLLOUT", type=valid_rollout_name,
+                                 nargs="?" if optional else None,
                                  help="the RuntimeRollout, e.g. rollout-3f9a1c0d2b7e4a51-1")
     action.completer = RolloutNames(waiting_first)  # type: ignore[attr-defined]
+    action.fleet_alternative = "--plan DIGEST" if optional else None  # type: ignore[attr-defined]
 
 
 class RolloutNames:
@@ -105,9 +110,16 @@ def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
 
 def session(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
     """A session from the connection flags; `deadline` bounds all its calls (default: the command's).
-    (Here so that command modules need not import the Kubernetes client before they run.)"""
+    (Here so that command modules need not import the Kubernetes client before they run.)
+
+    Run across clusters (aicr_core.fleet), a command is run once per cluster with that cluster's
+    session in `fleet_session`: the same code path, on the session the fleet made for it.
+    """
     from aicr_core import kube
 
+    given: Cluster | None = getattr(args, "fleet_session", None)
+    if given is not None:
+        return given if deadline is None else kube.Cluster(given.settings, deadline)
     return kube.connect_args(args, deadline)
 
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_commands import _rollouts
-from aicr_core import clock
+from aicr_commands import _fleet, _fleet_write, _rollouts
+from aicr_core import clock, fleet
 from aicr_core.command import AicrCommand
 from aicr_core.flags import check_expires, check_reason
-from aicr_core.result import Result
+from aicr_core.result import Result, Stream
 
 
 class Approve(AicrCommand):
@@ -22,11 +22,11 @@ class Approve(AicrCommand):
       # Approve until the rollout's deadline
       kubectl aicr approve rollout-3f9a1c0d2b7e4a51-1 --reason "Maintenance window CHG-1234"
 
-      # Approve for two hours only
-      kubectl aicr approve rollout-3f9a1c0d2b7e4a51-1 --expires 2h --reason "Maintenance window"
-
       # Check everything, the API server's admission included, without writing
       kubectl aicr approve rollout-3f9a1c0d2b7e4a51-1 --reason "Maintenance window" --dry-run=server
+
+      # One plan in every cluster of the kubeconfig for 4 hours (or canary first: --waves FILE)
+      kubectl aicr approve --all-contexts --plan sha256:<64 hex> --reason "CHG-4711" --expires 4h --yes
 
     Codes:
       ENDED
@@ -44,10 +44,18 @@ class Approve(AicrCommand):
     uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        _rollouts.add_rollout_argument(parser, waiting_first=True)
+        _rollouts.add_rollout_argument(parser, waiting_first=True, optional=True)
         _rollouts.add_dry_run_flag(parser)
+        fleet.add_selection_flags(parser)
+        fleet.add_plan_flags(parser, _fleet.complete_plans, waves=True)
 
-    def take_action(self, args: argparse.Namespace) -> Result:
+    def take_action(self, args: argparse.Namespace) -> Result | Stream:
+        if _fleet.plan_form(args, "approve", args.rollout):
+            if args.waves is not None:
+                from aicr_commands import _waves
+
+                return _waves.approve_in_waves(self, args)
+            return _fleet_write.fleet_write(self, args, "approve")
         from aicr_core import operator_api as api
         from aicr_core.actions import APPROVE
 

@@ -187,7 +187,8 @@ def flag_line(action: argparse.Action) -> str:
 
 def _usage_word(action: argparse.Action) -> str:
     word = str(action.metavar or action.dest)
-    return f"[{word}]" if action.nargs == "?" else word
+    # An argument a fleet flag stands in for (ROLLOUT, for --plan) is required in the form shown.
+    return f"[{word}]" if action.nargs == "?" and not getattr(action, "fleet_alternative", None) else word
 
 
 def _sort_key(action: argparse.Action) -> str:

@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands import _rollouts
-from aicr_core import clock
+from aicr_commands import _fleet, _rollouts
+from aicr_core import clock, fleet
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.result import Progress, Result, Rows, Stream
@@ -62,8 +62,8 @@ class List(AicrCommand):
       # Every rollout, ended ones too, with transitions and step counts
       kubectl aicr list --all -o wide
 
-      # Names of those in one phase, for a script
-      kubectl aicr list --phase AwaitingAcknowledgement -o name
+      # Names of those in one phase across the kubeconfig's clusters (CONTEXT/runtimerollout.../NAME)
+      kubectl aicr list --contexts 'gpu-*,!gpu-lab-*' --phase AwaitingAcknowledgement -o name
 
     Codes:
       USAGE      a --selector or --sort-by that does not parse, a --sort-by found on no item
@@ -94,8 +94,11 @@ class List(AicrCommand):
                                  "(e.g. .deadline, .assessment.verdict)")
         parser.add_argument("-w", "--watch", action="store_true",
                             help="after the list, print a row each time a rollout changes, until Ctrl-C")
+        fleet.add_selection_flags(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
+        if _fleet.read_form(args):
+            return across_clusters(self, args)
         from aicr_core import kube
         from aicr_core.deadline import in_background
 
@@ -124,6 +127,22 @@ class List(AicrCommand):
 
 
 ROWS = Rows("items", "RolloutListItem")  # list --watch: rows of RolloutList's table, items[] documents
+
+
+def across_clusters(command: List, args: argparse.Namespace) -> Result:
+    """list in each selected cluster: one table, CONTEXT first, grouped in kubeconfig order (--sort-by: all rows)."""
+    from aicr_core import operator_api as api
+    from aicr_core.sorting import sort_items
+
+    if args.watch:
+        raise UsageError("--watch cannot be used with --contexts or --all-contexts: it follows one cluster")
+    outcomes = _fleet.read(command, args, lambda turn: _fleet.run_single(command, args, turn, sort_by=None))
+    result = _fleet.gathered(command, outcomes, "RolloutList", items_of=_fleet.each_item)
+    if args.sort_by is None:
+        return result
+    items = sort_items(result.data["items"], args.sort_by)
+    return Result(result.kind, {**result.data, "items": items}, result.exit_code,
+                  tuple(f"{i['context']}/{api.rollout_reference(i['name'])}" for i in items), result.warnings)
 
 
 def wanted(r: api.Rollout, args: argparse.Namespace) -> bool:

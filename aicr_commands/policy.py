@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_commands import _rollouts
+from aicr_commands import _fleet, _rollouts
+from aicr_core import fleet
 from aicr_core.command import AicrCommand
-from aicr_core.errors import UsageError
+from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.flags import check_expires, check_reason
 from aicr_core.result import Result
 
@@ -24,6 +25,11 @@ class Policy(AicrCommand):
       Without --reason, every policy runs but those that read the reason:
       they show as skipped, and the last line says so.
 
+    policy check --plan DIGEST --contexts LIST|--all-contexts [flags as above]
+      The same check in each selected cluster, of its open rollout to the
+      plan; each cluster's output under a == CONTEXT == heading (-o json: a
+      PolicyDecisionList). Exit 1 when any would refuse or any cluster failed.
+
     policy validate FILE
       Checks an ApprovalPolicy file against the schema and the installed
       policies, as every write would: exit 0 when it is valid, else
@@ -37,14 +43,39 @@ class Policy(AicrCommand):
 
         parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
                             help="check a rollout, or validate a policy file")
-        parser.add_argument("target", metavar="ROLLOUT|FILE", help="check: the rollout; validate: the file")
+        parser.add_argument("target", metavar="ROLLOUT|FILE", nargs="?",
+                            help="check: the rollout; validate: the file")
         parser.add_argument("--action", choices=ACTION_NAMES, default="approve",
                             help="policy check: the command to check (default: %(default)s)")
+        fleet.add_selection_flags(parser)
+        fleet.add_plan_flags(parser, _fleet.complete_plans, yes=False)
 
     def take_action(self, args: argparse.Namespace) -> Result:
         if args.subcommand == "validate":
+            fleet.refuse_fleet_flags(args, "policy validate")
+            if args.target is None:
+                raise UsageError("the following arguments are required: FILE")
             return validate(args.target)
+        if _fleet.plan_form(args, "policy check", args.target):
+            return self.check_across(args)
         return check(args)
+
+    def check_across(self, args: argparse.Namespace) -> Result:
+        """policy check of the plan's open rollout in each selected cluster."""
+        from aicr_core import rollouts
+
+        check_inputs(args)
+        if args.policy_file:  # a typo in its path fails before any cluster is asked
+            rollouts.read_local_policy_file(args.policy_file)
+
+        def single(turn: fleet.Turn) -> Result:
+            rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.cluster, args.plan), args.plan)
+            if rollout is None:
+                raise AicrError(Code.NOT_FOUND, _fleet.no_open_rollout(args.plan))
+            return _fleet.run_single(self, args, turn, target=rollout.name)
+
+        return _fleet.gathered(self, _fleet.read(self, args, single), "PolicyDecisionList",
+                               items_of=_fleet.whole_document)
 
 
 def validate(path: str) -> Result:
@@ -71,16 +102,15 @@ def check(args: argparse.Namespace) -> Result:
     from aicr_core.actions import ACTIONS
     from aicr_core.policy import without
 
+    if args.target is None:
+        raise UsageError("the following arguments are required: ROLLOUT")
     try:
         args.rollout = _rollouts.valid_rollout_name(args.target)
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
     without_reason = args.action in ("approve", "revoke") and args.reason is None
-    if args.action in ("approve", "revoke") and not without_reason:
-        check_reason(args, f"policy check --action {args.action}")
-    if args.action == "approve":
-        check_expires(args, clock.now())  # as approve checks it: before any API call
-    session = _rollouts.RolloutWrite(args, ACTIONS[args.action], writes=False)
+    check_inputs(args)
+    session = _rollouts.RolloutWrite(args, ACTIONS[args.action], writes=False)  # reads --policy-file first
     now = clock.now()
     value = session.propose(now)  # the real command's own refusals first
     if without_reason:  # a policy that reads the reason is skipped (NotGiven), never run on a placeholder
@@ -91,3 +121,13 @@ def check(args: argparse.Namespace) -> Result:
                                                                               "groups": list(me.groups)},
                                      "withoutReason": without_reason, **record},
                   names=(api.rollout_reference(session.rollout.name),), exit_code=0 if record["allowed"] else 1)
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    """The flags' bounds, checked before any request (in each cluster's run, and once before a fleet's)."""
+    from aicr_core import clock
+
+    if args.action in ("approve", "revoke") and args.reason is not None:  # without: the reason's policies skip
+        check_reason(args, f"policy check --action {args.action}")
+    if args.action == "approve":
+        check_expires(args, clock.now())  # as approve checks it: before any API call

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_commands import _rollouts
-from aicr_core import clock
+from aicr_commands import _fleet, _fleet_write, _rollouts
+from aicr_core import clock, fleet
 from aicr_core.command import AicrCommand
 from aicr_core.flags import check_reason
 from aicr_core.result import Result
@@ -38,10 +38,14 @@ class Revoke(AicrCommand):
     uses_flags = ("reason", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        _rollouts.add_rollout_argument(parser)
+        _rollouts.add_rollout_argument(parser, optional=True)
         _rollouts.add_dry_run_flag(parser)
+        fleet.add_selection_flags(parser)
+        fleet.add_plan_flags(parser, _fleet.complete_plans)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        if _fleet.plan_form(args, "revoke", args.rollout):
+            return _fleet_write.fleet_write(self, args, "revoke")
         from aicr_core import operator_api as api
         from aicr_core.actions import REVOKE
 

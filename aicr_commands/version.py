@@ -5,7 +5,8 @@ import argparse
 from importlib import metadata
 from typing import Any
 
-from aicr_commands import _rollouts
+from aicr_commands import _fleet, _rollouts
+from aicr_core import fleet
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
 from aicr_core.result import Result
@@ -28,8 +29,8 @@ class Version(AicrCommand):
       # Only what is installed here; no API request
       kubectl aicr version --client
 
-      # For a bug report
-      kubectl aicr version -o yaml
+      # Every cluster of the kubeconfig, each under a == CONTEXT == heading
+      kubectl aicr version --all-contexts
 
     Codes:
       API
@@ -37,6 +38,7 @@ class Version(AicrCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--client", action="store_true", help="only the local versions: no API request")
+        fleet.add_selection_flags(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
         import platform  # here, not at the top: `help` imports every command module
@@ -48,7 +50,10 @@ class Version(AicrCommand):
         }, "server": None}
         client_name = f"clientversion/{data['client']['kubectlAicr'] or 'unknown'}"
         if args.client:
+            fleet.refuse_fleet_flags(args, "version --client (it asks no cluster)")
             return Result("Version", data, names=(client_name,))
+        if _fleet.read_form(args):
+            return _fleet.gathered(self, _fleet.read(self, args), "VersionList", items_of=_fleet.whole_document)
         from aicr_core import operator_api as api
 
         cluster = _rollouts.session(args)

@@ -142,9 +142,8 @@ class AicrApp(App):
         result, exit_code = command.run(args)
         with output.rendering(options):
             if isinstance(result, Stream):
-                self.render_stream(result, renderer, format_name)
-            else:
-                self.show(self.render(renderer, format_name, result), result)
+                return self.render_stream(result, renderer, format_name) or exit_code
+            self.show(self.render(renderer, format_name, result), result)
         return exit_code
 
     def output_options(self, args: argparse.Namespace) -> output.OutputOptions:
@@ -171,25 +170,28 @@ class AicrApp(App):
             _discard_stdout(self.stdout)
             raise AicrError(Code.WRITE_FAILED, f"cannot write the output to stdout: {err.strerror or err}") from None
 
-    def render_stream(self, stream: Stream, renderer: Renderer, name: str) -> None:
+    def render_stream(self, stream: Stream, renderer: Renderer, name: str) -> int:
         """Each result as it comes: redrawn in place on a terminal, else after the renderer's separator.
 
         Progress lines go to stderr as they come. Each result is checked and rendered whole before
         any of it is written, as a single result is. A stream of rows (`list --watch`) is never
         redrawn: a table renderer prints each batch of rows as it comes, the header line once;
-        any other renderer one document per row.
+        any other renderer one document per row. Returns the last result's exit code (a stream
+        that ends in a summary, as `approve --waves` does, exits as the summary says).
         """
         if stream.rows is not None:
             self.render_rows(stream, stream.rows, renderer, name)
-            return
+            return 0
         redraw = self.stdout.isatty()
-        shown = 0
+        shown = last_exit = 0
         for item in self.results(stream):
             output_text = self.render(renderer, name, item)
             if shown:
                 self.write_out(CLEAR_SCREEN if redraw else renderer.separator)
             self.show(output_text, item)
             shown += 1
+            last_exit = item.exit_code
+        return last_exit
 
     def render_rows(self, stream: Stream, rows: Rows, renderer: Renderer, name: str) -> None:
         """Each batch of rows as it comes: a table renderer prints the batch (the header only until one

@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -132,7 +133,29 @@ def _files(kubeconfig: str | None) -> tuple[list[tuple[Path, dict[str, Any]]], s
     return [(p, _read(p)) for p in paths if p.is_file()], listed
 
 
+# Parsed kubeconfig files by (path, device, inode, size, mtime): a command across 50 contexts of one
+# file parses it once, not 50 times (most of a fleet's CPU otherwise). The documents are only read:
+# every entry a session changes is copied first (_pick, _override_cluster, _override_user).
+_PARSED: dict[tuple[str, int, int, int, int], dict[str, Any]] = {}
+_PARSED_LOCK = threading.Lock()
+
+
 def _read(path: Path) -> dict[str, Any]:
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {first_line(str(err))}") from None
+    key = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    with _PARSED_LOCK:
+        parsed = _PARSED.get(key)
+    if parsed is None:
+        parsed = _parse(path)
+        with _PARSED_LOCK:
+            _PARSED[key] = parsed
+    return parsed
+
+
+def _parse(path: Path) -> dict[str, Any]:
     try:
         # libyaml's safe loader when PyYAML has it: ten times the pure-Python one, same documents.
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
@@ -379,3 +402,12 @@ def _kill(process: subprocess.Popen[str], interactive: bool) -> None:
 
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def merged_context_names(kubeconfig: str | None) -> list[str]:
+    """The context names of the kubeconfig, merged as kubectl merges its files, in their order."""
+    files, source = _files(kubeconfig)
+    if not files:
+        raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
+                        "pass --kubeconfig or set KUBECONFIG")
+    return [str(node.value["name"]) for node in _merge(files)["contexts"]]

@@ -190,6 +190,9 @@ def rollout_list(d: dict[str, Any], wide: bool = False) -> list[str]:
     headers = ["NAME", "PHASE", "APPROVAL", "DEADLINE", "WAITING-ON", "ASSESSMENT", "AGE"]
     if wide:
         headers += ["TRANSITION", "STEPS"]
+    fleet = "errors" in d  # across clusters (--contexts): CONTEXT first
+    if fleet:
+        headers.insert(0, "CONTEXT")
     rows = []
     for item in items:
         assessment = item.get("assessment") or {}
@@ -207,6 +210,8 @@ def rollout_list(d: dict[str, Any], wide: bool = False) -> list[str]:
             transition = item.get("transition") or {}
             row += [f"{short_digest(transition.get('from'))}->{short_digest(transition.get('to'))}",
                     value(item.get("steps"), "0")]
+        if fleet:
+            row.insert(0, value(item.get("context")))
         rows.append(row)
     return listing(headers, rows)
 

@@ -1,0 +1,230 @@
+"""approve|revoke|acknowledge --plan DIGEST across clusters: pick the plan's rollout, list, confirm, write.
+
+Each cluster's write is the single-cluster command, unchanged (its take_action on that
+cluster's session): its own refusals, its own policy file and overrides, its own
+SelfSubjectReview. What is added is only around it: the rollout picked by the plan's digest,
+the listing and the confirmation, and one result word a cluster.
+
+Imported by command modules at module level: nothing heavy here.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from aicr_commands import _fleet
+from aicr_core import fleet
+from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api
+    from aicr_core.command import AicrCommand
+    from aicr_core.fleet import Turn
+
+
+class Verb(NamedTuple):
+    command: str   # approve
+    title: str     # Approve (the question)
+    done: str      # approved (the result word)
+
+
+VERBS = {"approve": Verb("approve", "Approve", "approved"), "revoke": Verb("revoke", "Revoke", "revoked"),
+         "acknowledge": Verb("acknowledge", "Acknowledge", "acknowledged")}
+
+ALREADY_APPROVED, SKIPPED, REFUSED, FAILED = "already-approved", "skipped", "refused", "failed"
+# The single-cluster command's refusals that mean "nothing to do here", not a failure.
+NOTHING_TO_DO = frozenset({Code.APPROVAL_NOT_REQUIRED, Code.NOT_AWAITING_ACKNOWLEDGEMENT, Code.NOT_APPROVED,
+                           Code.ALREADY_REVOKED})
+# Its refusals: the cluster said no (its rules, its policies, its permissions, a lost race).
+REFUSALS = frozenset({Code.ENDED, Code.DEADLINE_PASSED, Code.POLICY_DENIED, Code.POLICY_ERROR, Code.FORBIDDEN,
+                      Code.ADMISSION_DENIED, Code.CONFLICT, Code.USAGE})
+
+
+def item(context: str, result: str, rollout: str | None = None, code: str | None = None,
+         message: str | None = None) -> dict[str, Any]:
+    return {"context": context, "rollout": rollout, "result": result, "code": code, "message": message}
+
+
+def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str, Any]:
+    """The result word of a refusal or error of the single-cluster command."""
+    if err.code == Code.ALREADY_APPROVED:
+        word = ALREADY_APPROVED
+    elif err.code in NOTHING_TO_DO:
+        word = SKIPPED
+    elif err.code in REFUSALS:
+        word = REFUSED
+    else:
+        word = FAILED
+    return item(context, word, rollout, str(err.code), _fleet.one_line(err, context))
+
+
+# -- before any call --------------------------------------------------------------------------------
+
+def check_inputs(args: argparse.Namespace, verb: Verb) -> None:
+    """What the single-cluster command checks before its first call, checked once for the fleet."""
+    from aicr_core import clock
+    from aicr_core.flags import check_expires, check_reason
+
+    if verb.command in ("approve", "revoke"):
+        check_reason(args, verb.command)
+    if verb.command == "approve":
+        check_expires(args, clock.now())
+    if getattr(args, "policy_file", None) and dry_run(args) == "none":
+        raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server; "
+                         f"a real {verb.command} always follows each cluster's policy file")
+
+
+def dry_run(args: argparse.Namespace) -> str:
+    return str(getattr(args, "dry_run", "none") or "none")
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def check_confirmation(args: argparse.Namespace, verb: Verb) -> None:
+    """Without a terminal to ask at, a real write needs --yes: [USAGE] before any call, nothing written."""
+    if dry_run(args) == "none" and not args.yes and not interactive():
+        raise UsageError(f"{verb.command} --plan writes in several clusters: pass --yes to confirm "
+                         "(stdin or stderr is no terminal to ask at); nothing was written")
+
+
+# -- the plan's rollout in each cluster ---------------------------------------------------------------
+
+@dataclass
+class Pick:
+    """A cluster's rollouts to the plan, newest first, and the open one (if any)."""
+
+    rollouts: list[api.Rollout]
+    open: api.Rollout | None
+
+
+def pick(turn: Turn, digest: str) -> Pick:
+    rollouts = _fleet.plan_rollouts(turn.cluster, digest)
+    return Pick(rollouts, _fleet.open_rollout(rollouts, digest))
+
+
+def would_refuse(verb: Verb, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
+    """The command's own refusal of this rollout, as it would say it (before its policies), or None."""
+    from aicr_core import clock
+    from aicr_core.actions import ACTIONS
+
+    try:  # the Action's own refusals, as the command runs them (the value it would propose is not needed)
+        ACTIONS[verb.command].propose(rollout, "", clock.now(), "",
+                                      args.expires.delta if getattr(args, "expires", None) is not None else None)
+    except AicrError as err:
+        return err
+    return None
+
+
+def write_one(command: AicrCommand, args: argparse.Namespace, verb: Verb, turn: Turn,
+              rollout: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The single-cluster command on this cluster's rollout; its result word, and its warnings."""
+    try:
+        result = _fleet.run_single(command, args, turn, rollout=rollout)
+    except AicrError as err:
+        return refusal_item(turn.context, rollout, err), ()
+    return item(turn.context, verb.done, rollout, None, written_message(result)), result.warnings
+
+
+def written_message(result: Result) -> str:
+    data = result.data
+    user = data.get("user")
+    text = {"Approval": f"approved by {user} until {data.get('expires')}",
+            "Revocation": f"revoked by {user}",
+            "Acknowledgement": f"{data.get('release')} acknowledged by {user}"}.get(result.kind, result.kind)
+    mode = data.get("dryRun")
+    return f"{text} ({mode} dry run: nothing was written)" if mode in ("client", "server") else text
+
+
+def listing_lines(verb: Verb, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
+    """What will be written, before it is: context, rollout, transition, phase."""
+    from aicr_core.lines import table, value
+    from aicr_renderers.layouts import short_digest
+
+    clusters = len({context for context, _ in rows})
+    lines = [f"{verb.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
+             f"{clusters} cluster{'s' * (clusters != 1)}:"]
+    lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE"], [
+        [value(context), value(r.name), f"{short_digest(r.from_digest)}->{short_digest(r.to_digest)}", value(r.phase)]
+        for context, r in rows])
+    return lines
+
+
+def confirm(command: AicrCommand, question: str) -> bool:
+    """Ask at the terminal (stderr, stdin): y or yes goes ahead."""
+    command.app.stderr.write(f"{question} [y/N] ")
+    command.app.stderr.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+# -- the command ---------------------------------------------------------------------------------------
+
+def fleet_write(command: AicrCommand, args: argparse.Namespace, action: str) -> Result:
+    """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite)."""
+    verb = VERBS[action]
+    check_inputs(args, verb)
+    check_confirmation(args, verb)
+    selection = fleet.Fleet.from_args(args)
+    picks = selection.run(lambda turn: pick(turn, args.plan))
+    items: dict[str, dict[str, Any]] = {}
+    to_write: list[tuple[str, api.Rollout]] = []
+    for outcome in picks:
+        if outcome.value is None:
+            assert outcome.error is not None
+            items[outcome.context] = refusal_item(outcome.context, None, outcome.error)
+            continue
+        rollout = outcome.value.open
+        if rollout is None:
+            items[outcome.context] = item(outcome.context, SKIPPED, message=_fleet.no_open_rollout(args.plan))
+            continue
+        refusal = would_refuse(verb, args, rollout)
+        if refusal is not None:
+            items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal)
+        else:
+            to_write.append((outcome.context, rollout))
+    if to_write:
+        write(command, "\n".join(listing_lines(verb, args.plan, to_write)) + "\n")
+        if dry_run(args) == "none" and not args.yes:
+            clusters = len(to_write)
+            if not confirm(command, f"{verb.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
+                                    f"{clusters} cluster{'s' * (clusters != 1)}?"):
+                raise UsageError("not confirmed; nothing was written")
+    names = dict(to_write)
+    warnings: list[str] = []
+    written = selection.run(lambda turn: write_one(command, args, verb, turn, names[turn.context].name),
+                            contexts=[context for context, _ in to_write])
+    for done in written:
+        if done.value is None:
+            assert done.error is not None
+            items[done.context] = refusal_item(done.context, names[done.context].name, done.error)
+            continue
+        items[done.context], cluster_warnings = done.value
+        warnings += cluster_warnings
+    ordered = [items[context] for context in selection.contexts if context in items]
+    return fleet_result(command, ordered, warnings)
+
+
+def fleet_result(command: AicrCommand, items: list[dict[str, Any]], warnings: list[str],
+                 stopped: bool = False) -> Result:
+    """The FleetWrite document; `error:` lines for the clusters that failed; exit 1 when any was refused or failed."""
+    failed = [i for i in items if i["result"] == FAILED and i["code"]]
+    for entry in failed:
+        command.app.print_error(AicrError(entry["code"], f"context {entry['context']}: {entry['message']}"))
+    bad = stopped or any(i["result"] in (REFUSED, FAILED) for i in items)
+    errors = [{"context": i["context"], "code": i["code"], "message": i["message"]} for i in failed]
+    from aicr_core import operator_api as api
+
+    names = tuple(f"{i['context']}/{api.rollout_reference(i['rollout'])}" for i in items if i["rollout"])
+    return Result("FleetWrite", {"items": items, "errors": errors}, 1 if bad else 0, names, tuple(warnings))
+
+
+def write(command: AicrCommand, text: str) -> None:
+    from aicr_core.terminal import safe
+
+    command.app.stderr.write(safe(text))
+    command.app.stderr.flush()

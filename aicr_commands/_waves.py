@@ -1,0 +1,302 @@
+"""`approve --plan DIGEST --waves FILE`: approve wave by wave, follow, soak, check Ready, stop at failures.
+
+Per wave: approve the plan's open rollout in each of its clusters (the single-cluster approval,
+as `approve --plan` does), follow each approved rollout with the watch API until it ends (or
+its deadline is a minute past), wait the soak, then require each approved cluster's
+ClusterRuntime to be Ready. More failures in a wave than maxFailures stops the fleet: no
+approval in any later wave. Running it again resumes: a cluster whose newest rollout to the
+plan Succeeded is done, one already approved is followed, not approved again.
+
+Progress goes to stderr as it happens (the stream's Progress lines); the summary (FleetWrite,
+each item with `wave`) is the stream's last result, and its exit code the command's: 0, 1 when
+any cluster failed or the fleet stopped, 130 on Ctrl-C (what was approved stays approved).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Union
+
+from aicr_commands import _fleet, _fleet_write
+from aicr_commands._fleet_write import FAILED, SKIPPED, VERBS, item
+from aicr_core import clock, fleet
+from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
+from aicr_core.result import Progress, Result, Stream
+
+if TYPE_CHECKING:
+    from aicr_core import operator_api as api
+    from aicr_core.command import AicrCommand
+    from aicr_core.fleet import Turn
+    from aicr_core.waves import Wave, Waves
+
+SUCCEEDED, NOT_STARTED, INTERRUPTED = "succeeded", "not-started", "interrupted"
+PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollout is followed
+
+
+def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
+    """Everything that can be refused is refused here, before any call; the waves run as the stream is read."""
+    from aicr_core import waves as waves_file
+
+    plan = waves_file.load(args.waves)
+    verb = VERBS["approve"]
+    _fleet_write.check_inputs(args, verb)
+    assignment = waves_file.assign(plan, fleet.context_names(getattr(args, "kubeconfig", None)))
+    _fleet_write.check_confirmation(args, verb)
+    contexts = [context for _, members in assignment for context in members]
+    run = _Run(command, args, plan, assignment, fleet.Fleet.from_args(args, contexts))
+    return Stream(run.events())
+
+
+@dataclass
+class _Start:
+    """What a cluster's turn at the start of its wave found or did."""
+
+    item: dict[str, Any]
+    follow: api.Rollout | None = None   # approved (now or before): to be followed
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class _Run:
+    command: AicrCommand
+    args: argparse.Namespace
+    plan: Waves
+    assignment: list[tuple[Wave, list[str]]]
+    selection: fleet.Fleet
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def dry(self) -> bool:
+        return _fleet_write.dry_run(self.args) != "none"
+
+    def events(self) -> Iterator[Union[Result, Progress]]:
+        for wave, members in self.assignment:
+            for context in members:
+                self.items[context] = {**item(context, NOT_STARTED), "wave": wave.name}
+        stopped, exit_code = False, 0
+        try:
+            if self.dry or (not self.args.yes and _fleet_write.interactive()):
+                yield from self.survey()
+                if not self.dry and not self.confirmed():
+                    raise AicrError(Code.USAGE, "not confirmed; nothing was written")
+            for wave, members in self.assignment:
+                failures = yield from self.one_wave(wave, members)
+                if self.dry:
+                    break
+                if failures > self.plan.max_failures:
+                    yield self.progress(f"wave {wave.name}: {failures} failed, more than maxFailures "
+                                        f"{self.plan.max_failures}: the fleet stops; no later wave is approved")
+                    stopped = True
+                    break
+        except KeyboardInterrupt:
+            for entry in self.items.values():
+                if entry["result"] == "started":
+                    entry["result"] = INTERRUPTED
+            yield self.progress("interrupted: the waves stop here; approvals already written stay")
+            exit_code = EXIT_INTERRUPTED
+        for entry in self.items.values():
+            if entry["result"] == "started":
+                entry["result"] = INTERRUPTED
+        ordered = [self.items[context] for context in self.selection.contexts]
+        result = _fleet_write.fleet_result(self.command, ordered, self.warnings, stopped=stopped)
+        if exit_code:
+            result = Result(result.kind, result.data, exit_code, result.names, result.warnings)
+        elif any(i["result"] == FAILED for i in ordered):
+            result = Result(result.kind, result.data, 1, result.names, result.warnings)
+        yield result
+
+    def progress(self, message: str) -> Progress:
+        return Progress(f"{clock.now():%H:%M:%S} {message}")
+
+    # -- before the first wave: each cluster's state (dry run, or to ask) -----------------------------
+    def survey(self) -> Iterator[Progress]:
+        for wave, members in self.assignment:
+            yield self.progress(f"wave {wave.name}: {', '.join(members)}")
+            for outcome in self.selection.run(lambda turn: _fleet_write.pick(turn, self.args.plan), members):
+                state = (f"[{outcome.error.code}] {outcome.error.message}" if outcome.error is not None
+                         else describe_state(outcome.value))
+                yield self.progress(f"wave {wave.name}: {outcome.context}: {state}")
+                if wave is not self.assignment[0][0]:
+                    self.items[outcome.context]["message"] = state
+
+    def confirmed(self) -> bool:
+        clusters = sum(len(members) for _, members in self.assignment)
+        return _fleet_write.confirm(self.command, f"Approve the rollouts of plan {self.args.plan} in {clusters} "
+                                                  f"clusters, wave by wave ({len(self.assignment)} waves)?")
+
+    # -- one wave -------------------------------------------------------------------------------------
+    def one_wave(self, wave: Wave, members: list[str]) -> Generator[Progress, None, int]:  # returns its failures
+        yield self.progress(f"wave {wave.name}: started ({len(members)} cluster{'s' * (len(members) != 1)}: "
+                            f"{', '.join(members)})")
+        for context in members:
+            self.items[context]["result"] = "started"
+        followed: dict[str, api.Rollout] = {}
+        for event in self.selection.events(lambda turn: self.start(turn), members):
+            if isinstance(event, fleet.Note):
+                yield self.progress(f"wave {wave.name}: {event.context}: {event.message}")
+                continue
+            if event.value is None:
+                assert event.error is not None
+                self.settle(event.context, FAILED, None, str(event.error.code), event.error.message)
+                yield self.progress(f"wave {wave.name}: {event.context}: failed: [{event.error.code}] "
+                                    f"{event.error.message}")
+                continue
+            start = event.value
+            self.warnings += start.warnings
+            self.items[event.context].update(start.item, wave=wave.name)
+            if start.follow is not None and not self.dry:
+                followed[event.context] = start.follow
+                self.items[event.context]["result"] = "started"
+            elif start.item["result"] == FAILED:
+                code = f"[{start.item['code']}] " if start.item["code"] else ""
+                yield self.progress(f"wave {wave.name}: {event.context}: failed: {code}{start.item['message']}")
+        if followed:
+            yield from self.follow(wave, followed)
+            ended_well = [c for c in followed if self.items[c]["result"] == "started"]
+            if ended_well:
+                yield from self.soak(wave)
+                yield from self.ready(wave, ended_well)
+        return sum(1 for context in members if self.items[context]["result"] == FAILED)
+
+    def start(self, turn: Turn) -> _Start:
+        """The cluster's newest rollout to the plan decides: done, failed, skipped, follow, or approve now."""
+        found = _fleet_write.pick(turn, self.args.plan)
+        rollout = found.open
+        if rollout is None:
+            if not found.rollouts:
+                return _Start(item(turn.context, SKIPPED, message=_fleet.no_open_rollout(self.args.plan)))
+            newest = found.rollouts[0]
+            if newest.outcome == "Succeeded":
+                return _Start(item(turn.context, SUCCEEDED, newest.name, None, f"{newest.name} ended Succeeded"))
+            return _Start(item(turn.context, FAILED, newest.name, None,
+                               f"{newest.name} ended {newest.outcome or 'with no outcome'} and no newer attempt "
+                               "is open (the operator retries with a new rollout)"))
+        refusal = _fleet_write.would_refuse(VERBS["approve"], self.args, rollout)
+        if refusal is not None and refusal.code == Code.ALREADY_APPROVED and self.dry:
+            return _Start(_fleet_write.refusal_item(turn.context, rollout.name, refusal))
+        if refusal is not None and refusal.code == Code.ALREADY_APPROVED:
+            turn.note(f"{rollout.name} already approved: following it")
+            return _Start(item(turn.context, "started", rollout.name, None, refusal.message), follow=rollout)
+        if refusal is not None:
+            entry = _fleet_write.refusal_item(turn.context, rollout.name, refusal)
+            return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED})
+        entry, warnings = _fleet_write.write_one(self.command, self.args, VERBS["approve"], turn, rollout.name)
+        if self.dry:
+            return _Start(entry, warnings=warnings)
+        if entry["result"] == "approved":
+            turn.note(f"approved {rollout.name}")
+            return _Start(entry, follow=rollout, warnings=warnings)
+        if entry["result"] == "already-approved":
+            turn.note(f"{rollout.name} already approved: following it")
+            return _Start(entry, follow=rollout, warnings=warnings)
+        return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED}, warnings=warnings)
+
+    def settle(self, context: str, result: str, rollout: str | None, code: str | None, message: str | None) -> None:
+        entry = self.items[context]
+        entry.update(result=result, code=code, message=message)
+        if rollout is not None:
+            entry["rollout"] = rollout
+
+    # -- following, soaking, Ready --------------------------------------------------------------------
+    def follow(self, wave: Wave, followed: dict[str, api.Rollout]) -> Iterator[Progress]:
+        def seconds(context: str) -> float | None:
+            deadline = followed[context].deadline
+            if deadline is None:
+                return float("inf")
+            return max(0.001, (deadline + PAST_DEADLINE - clock.now()).total_seconds())
+
+        for event in self.selection.events(lambda turn: follow_rollout(turn, followed[turn.context]),
+                                           list(followed), seconds):
+            if isinstance(event, fleet.Note):
+                yield self.progress(f"wave {wave.name}: {event.context}: {event.message}")
+                continue
+            name = followed[event.context].name
+            if event.value is None:
+                assert event.error is not None
+                why = (f"{name} did not end within a minute past its deadline" if event.error.code == Code.TIMEOUT
+                       else f"following {name}: {event.error.message}")
+                self.settle(event.context, FAILED, name, str(event.error.code), why)
+                yield self.progress(f"wave {wave.name}: {event.context}: {why}")
+                continue
+            yield self.progress(f"wave {wave.name}: {event.context}: {name} ended {event.value}")
+            if event.value != "Succeeded":
+                self.settle(event.context, FAILED, name, None, f"{name} ended {event.value}")
+
+    def soak(self, wave: Wave) -> Iterator[Progress]:
+        if self.plan.soak_seconds <= 0:
+            return
+        yield self.progress(f"wave {wave.name}: soak started ({self.plan.soak_text})")
+        time.sleep(self.plan.soak_seconds)  # on the main thread: Ctrl-C ends it
+        yield self.progress(f"wave {wave.name}: soak done")
+
+    def ready(self, wave: Wave, contexts: list[str]) -> Iterator[Progress]:
+        for outcome in self.selection.run(runtime_ready, contexts):
+            name = self.items[outcome.context].get("rollout")
+            if outcome.error is not None:
+                why = f"ClusterRuntime not checked: {outcome.error.message}"
+                self.settle(outcome.context, FAILED, None, str(outcome.error.code), why)
+            elif outcome.value:
+                why = outcome.value
+                self.settle(outcome.context, FAILED, None, None, why)
+            else:
+                self.settle(outcome.context, SUCCEEDED, None, None, f"{name} ended Succeeded; ClusterRuntime Ready")
+                continue
+            yield self.progress(f"wave {wave.name}: {outcome.context}: failed: {why}")
+
+
+def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
+    """Watch the rollout until it ends; its outcome. Progress says when it waits for an acknowledgement."""
+    from aicr_commands import _rollouts
+    from aicr_core import operator_api as api
+    from aicr_core.watch import follow
+
+    told: set[str] = set()
+    for obj in follow(turn.cluster, api.rollouts_path(), rollout.name, f"rollout {rollout.name}"):
+        current = api.parse_rollout(obj, records=False)
+        if current.ended:
+            return current.outcome or "with no outcome"
+        if current.awaiting_acknowledgement and _rollouts.waits_for_person(current) \
+                and current.awaiting_release not in told:
+            told.add(current.awaiting_release)
+            turn.note(f"{rollout.name} waits for an acknowledgement of {current.awaiting_release} "
+                      "(acknowledge it meanwhile; following on)")
+    raise AicrError(Code.UNAVAILABLE, f"the watch of rollout {rollout.name} ended")  # follow never ends by itself
+
+
+def runtime_ready(turn: Turn) -> str:
+    """Empty when the ClusterRuntime's Ready condition is True; else why not."""
+    from aicr_core import operator_api as api
+    from aicr_core.rollouts import get_object
+
+    runtime = get_object(turn.cluster, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
+    status: dict[str, Any] = runtime["status"] if isinstance(runtime.get("status"), dict) else {}
+    conditions: list[Any] = status["conditions"] if isinstance(status.get("conditions"), list) else []
+    ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)
+    if ready is not None and ready.get("status") == "True":
+        return ""
+    if ready is None:
+        return f"ClusterRuntime {api.RUNTIME_NAME} reports no Ready condition after the soak"
+    detail = ": ".join(str(ready[k]) for k in ("reason", "message") if ready.get(k))
+    return (f"ClusterRuntime {api.RUNTIME_NAME} is not Ready after the soak (Ready={ready.get('status')}"
+            + (f", {detail})" if detail else ")"))
+
+
+def describe_state(found: Any) -> str:
+    """A cluster's state for the plan, in words (the survey before the first wave)."""
+    from aicr_commands._rollouts import waits_for_person
+
+    if found is None or not found.rollouts:
+        return "no rollout to the plan"
+    rollout = found.open
+    if rollout is None:
+        newest = found.rollouts[0]
+        return f"{newest.name} ended {newest.outcome or 'with no outcome'}"
+    if rollout.approval is not None:
+        return f"{rollout.name} {rollout.phase}, approved by {rollout.approval.user}"
+    if waits_for_person(rollout):
+        return f"{rollout.name} {rollout.phase}, waits for an approval"
+    return f"{rollout.name} {rollout.phase}" + ("" if rollout.approval_required else ", needs no approval")

@@ -1,0 +1,197 @@
+"""The fleet's pure parts: choosing contexts, the waves file, and the runner (with stand-in sessions)."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from testfixtures import compare
+
+from aicr_core import fleet, waves
+from aicr_core.connection_flags import Overrides
+from aicr_core.errors import AicrError, Code, UsageError
+
+NAMES = ["gpu-lab-1", "gpu-eu-1", "gpu-eu-2", "gpu-us-1", "cpu-dev"]
+
+
+# -- choosing contexts ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("entries", "expected"), [
+    (["gpu-*"], ["gpu-lab-1", "gpu-eu-1", "gpu-eu-2", "gpu-us-1"]),
+    (["gpu-*", "!gpu-lab-*"], ["gpu-eu-1", "gpu-eu-2", "gpu-us-1"]),
+    (["cpu-dev", "gpu-eu-2"], ["gpu-eu-2", "cpu-dev"]),  # the kubeconfig's order, not the list's
+    (["!gpu-*"], ["cpu-dev"]),  # only exclusions: every context but those
+    (["*"], NAMES),
+    (["gpu-eu-?"], ["gpu-eu-1", "gpu-eu-2"]),
+])
+def test_names_globs_and_exclusions_in_kubeconfig_order(entries: list[str], expected: list[str]) -> None:
+    compare(fleet.choose(NAMES, entries), expected=expected)
+
+
+@pytest.mark.parametrize(("entries", "message"), [
+    (["gpu-ap-*"], "--contexts: 'gpu-ap-*' matches no context of the kubeconfig"),
+    (["gpu-*", "!gpu-ap-*"], "--contexts: 'gpu-ap-*' matches no context of the kubeconfig"),
+    (["gpu-eu-1", "!gpu-eu-*"], "--contexts selects no context"),
+])
+def test_a_selection_that_cannot_be_what_was_meant_is_usage(entries: list[str], message: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        fleet.choose(NAMES, entries)
+    compare(raised.value.message, expected=message)
+
+
+@pytest.mark.parametrize("text", ["", " ", ",", "a,,b", "a,!"])
+def test_an_empty_list_or_entry_is_usage(text: str) -> None:
+    with pytest.raises(UsageError):
+        fleet.patterns(text)
+
+
+def test_a_literal_name_with_glob_characters_matches_itself() -> None:
+    compare(fleet.choose(["ctx[1]", "ctx1"], ["ctx[1]"]), expected=["ctx[1]", "ctx1"])  # the name, and the glob
+
+
+# -- the waves file -----------------------------------------------------------------------------------------
+
+GOOD = """
+apiVersion: aicr.run/v1alpha1
+kind: Waves
+waves:
+  - name: canary
+    contexts: [gpu-lab-1]
+  - name: eu
+    contexts: ["gpu-eu-*"]
+  - name: rest
+    contexts: ["*"]
+soak: 1h30m
+maxFailures: 1
+"""
+
+
+def test_a_waves_file_assigns_each_context_to_the_first_wave_that_names_it() -> None:
+    parsed = waves.parse(GOOD)
+    compare((parsed.soak_seconds, parsed.soak_text, parsed.max_failures), expected=(5400.0, "1h30m", 1))
+    compare([(w.name, members) for w, members in waves.assign(parsed, NAMES)], expected=[
+        ("canary", ["gpu-lab-1"]), ("eu", ["gpu-eu-1", "gpu-eu-2"]), ("rest", ["gpu-us-1", "cpu-dev"])])
+
+
+def test_defaults_soak_0_and_max_failures_0() -> None:
+    parsed = waves.parse("apiVersion: aicr.run/v1alpha1\nkind: Waves\nwaves: [{name: all, contexts: ['*']}]\n")
+    compare((parsed.soak_seconds, parsed.max_failures), expected=(0.0, 0))
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (GOOD.replace("soak: 1h30m", "soak: 1d"), "soak: "),
+    (GOOD.replace("soak: 1h30m", "soak: -5m"), "soak: must not be negative"),
+    (GOOD + "parallel: 3\n", "unknown key parallel"),
+    (GOOD.replace("    contexts: [gpu-lab-1]", "    contexts: [gpu-lab-1]\n    soak: 5m"), "unknown key waves[0].soak"),
+    (GOOD.replace("maxFailures: 1", "maxFailures: -1"), "maxFailures"),
+    (GOOD.replace("maxFailures: 1", "maxFailures: yes"), "maxFailures"),
+    ("apiVersion: aicr.run/v1alpha1\nkind: Waves\nwaves: []\n", "at least one wave"),
+    ("apiVersion: aicr.run/v1alpha1\nkind: Waves\n", "at least one wave"),
+    (GOOD.replace("kind: Waves", "kind: Wave"), "kind must be Waves"),
+    (GOOD.replace("name: eu", "name: canary"), "wave 'canary': two waves have that name"),
+    (GOOD.replace('contexts: ["gpu-eu-*"]', "contexts: gpu-eu-1"), "wave 'eu': contexts must be a list"),
+    ("- just\n- a list\n", "not a Waves document"),
+    ("waves: [", "not YAML"),
+])
+def test_a_malformed_file_is_usage_naming_the_key_or_wave(change: str, words: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        waves.parse(change, "w.yaml")
+    assert raised.value.message.startswith("--waves w.yaml: ") and words in raised.value.message, raised.value.message
+
+
+@pytest.mark.parametrize(("file", "message"), [
+    ("waves: [{name: a, contexts: ['gpu-ap-*']}]",
+     "--waves: wave 'a': 'gpu-ap-*' matches no context of the kubeconfig"),
+    ("waves: [{name: a, contexts: ['gpu-*']}, {name: b, contexts: ['gpu-eu-1']}]",
+     "--waves: wave 'b' selects only contexts claimed by earlier waves"),
+])
+def test_a_wave_that_selects_nothing_of_its_own_is_usage(file: str, message: str) -> None:
+    parsed = waves.parse(f"apiVersion: aicr.run/v1alpha1\nkind: Waves\n{file}\n")
+    with pytest.raises(UsageError) as raised:
+        waves.assign(parsed, NAMES)
+    compare(raised.value.message, expected=message)
+
+
+def test_a_file_that_is_not_a_regular_file_is_refused(tmp_path: Any) -> None:
+    with pytest.raises(UsageError) as raised:
+        waves.load(str(tmp_path))
+    assert "not a regular file" in raised.value.message or "cannot read" in raised.value.message
+
+
+# -- the runner -----------------------------------------------------------------------------------------------
+
+class StandIn(fleet.Fleet):
+    """A fleet whose sessions are stand-ins: the runner's own behaviour, without a cluster."""
+
+    def session(self, context: str, deadline: Any) -> Any:
+        return deadline  # the work gets its cluster's deadline as its `cluster`
+
+
+def stand_in(parallel: int, contexts: list[str] | None = None) -> StandIn:
+    return StandIn(None, Overrides(), contexts or NAMES, parallel)
+
+
+def test_at_most_parallel_clusters_at_once_and_outcomes_in_kubeconfig_order() -> None:
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def work(turn: fleet.Turn) -> str:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return turn.context.upper()
+
+    outcomes = stand_in(2).run(work)
+    compare([(o.context, o.value) for o in outcomes], expected=[(n, n.upper()) for n in NAMES])
+    compare(most[0], expected=2)
+
+
+def test_one_clusters_error_is_its_own_and_a_bug_is_internal() -> None:
+    def work(turn: fleet.Turn) -> str:
+        if turn.context == "gpu-eu-1":
+            raise AicrError(Code.FORBIDDEN, "no")
+        if turn.context == "gpu-eu-2":
+            raise KeyError("oops")
+        return "ok"
+
+    outcomes = {o.context: o for o in stand_in(16).run(work)}
+    compare(outcomes["gpu-lab-1"].value, expected="ok")
+    compare(outcomes["gpu-eu-1"].error.code if outcomes["gpu-eu-1"].error else None, expected=Code.FORBIDDEN)
+    error = outcomes["gpu-eu-2"].error
+    assert error is not None and error.code == Code.INTERNAL and "KeyError" in error.message
+
+
+def test_a_cluster_that_outlives_its_deadline_is_timeout_and_delays_no_other() -> None:
+    release = threading.Event()
+
+    def work(turn: fleet.Turn) -> str:
+        if turn.context == "gpu-eu-1":
+            release.wait(30)  # hangs where no socket timeout reaches
+        return "ok"
+
+    started = time.monotonic()
+    events = list(stand_in(2).events(work, seconds=lambda context: 0.5))
+    took = time.monotonic() - started
+    release.set()
+    outcomes = {e.context: e for e in events if isinstance(e, fleet.Outcome)}
+    compare(sorted(outcomes), expected=sorted(NAMES))
+    error = outcomes["gpu-eu-1"].error
+    assert error is not None and error.code == Code.TIMEOUT and "of this command" in error.message, error
+    assert all(outcomes[n].value == "ok" for n in NAMES if n != "gpu-eu-1")
+    assert took < 0.5 + fleet.GRACE_SECONDS + 0.5, took
+    # The stuck worker was replaced: the other four still ran two at a time, not one.
+    compare(events[-1].context if isinstance(events[-1], fleet.Outcome) else None, expected="gpu-eu-1")
+
+
+def test_notes_arrive_as_they_happen() -> None:
+    def work(turn: fleet.Turn) -> int:
+        turn.note("halfway")
+        return 1
+
+    events = list(stand_in(1, ["a", "b"]).events(work))
+    compare([(type(e).__name__, e.context) for e in events],
+            expected=[("Note", "a"), ("Outcome", "a"), ("Note", "b"), ("Outcome", "b")])
