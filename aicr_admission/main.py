@@ -104,7 +104,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kubeconfig", metavar="PATH",
                    help="credentials to read the policy file; without it, the pod's service account")
     p.add_argument("--operator-namespace", default="aicr-system", metavar="NAMESPACE",
-                   help="where the policy file (ConfigMap aicr-approval-policy) lives (default aicr-system)")
+                   help="where assessment reports live (default aicr-system); the policy file is where the "
+                        "cluster says (ConfigMap kube-public/aicr-policy-location), as for kubectl aicr")
     p.add_argument("--request-timeout", type=seconds, default=5.0, metavar="DURATION",
                    help="the whole of one request: TLS handshake, headers, body, decision (default 5s)")
     p.add_argument("--tls-handshake-timeout", type=seconds, default=3.0, metavar="DURATION",
@@ -163,14 +164,14 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Limits, Server, ServingCertificate
-    from aicr_commands import _rollouts
+    from aicr_core import rollouts
     from aicr_core.policy import load_policies
 
     try:
         certificate = ServingCertificate(args.tls_cert_file, args.tls_private_key_file, log)
     except (OSError, ValueError) as err:
         raise AicrError(Code.USAGE, f"cannot load the serving certificate: {err}") from None
-    base = connect(args.kubeconfig)
+    base = service_session(args.kubeconfig)
     logging.getLogger().handlers[:] = [LibraryLog(log)]
     namespace = args.operator_namespace
 
@@ -185,11 +186,11 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     loaded = load_policies()
     log("policies loaded", policies=sorted(loaded.plugins), failed=dict(sorted(loaded.failures.items())) or None,
         level="error" if loaded.failures else "info")
-    source = PolicySource(loaded, lambda: _rollouts.read_policy_file(session(), namespace),
+    source = PolicySource(loaded, lambda: rollouts.read_policy_file(session()),
                           interval=args.policy_refresh_interval, log=log)
 
     def read_assessment(rollout: api.Rollout) -> api.Assessment:
-        return _rollouts.read_assessment(session(), namespace, rollout)
+        return rollouts.read_report(session(), namespace, rollout.assessment_digest).for_policies()
 
     metrics = Metrics()
     metrics.watch_policy_file(source.health)
@@ -235,7 +236,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     return 0
 
 
-def connect(kubeconfig: str | None) -> Cluster:
+def service_session(kubeconfig: str | None) -> Cluster:
     """A session from --kubeconfig, else from the pod's service account (the official client's in-cluster loader)."""
     from aicr_core import kube
     from aicr_core.deadline import Deadline
@@ -283,7 +284,7 @@ class Webhook:
             self.metrics.reviewed("other", "error", time.monotonic() - request.started)
             return Response.text(f"bad AdmissionReview: {err}", 400)
         engine = self.source.engine()
-        answer = review.decide(admission, engine, self.read_assessment)
+        answer = review.answer_review(admission, engine, self.read_assessment)
         now = time.monotonic()
         # The decision's result, taken at this boundary: metrics, audit annotations, the Event.
         self.metrics.reviewed(*labels_of(answer), now - request.started)

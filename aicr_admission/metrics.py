@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, start_http_server
 
+from aicr_core.errors import Code, VerdictWord
+from aicr_core.operator_api import ACTION_NAMES
+
 if TYPE_CHECKING:
     from aicr_admission.review import Answer
 
-ACTIONS = ("approve", "revoke", "acknowledge")
+ACTIONS = ACTION_NAMES  # the operator API's names of the actions, spelled once
 # From 1 ms to 3 s, chosen from measurement (bench/admission_bench.py; docs/webhook.md, "Metrics"): on a kept
 # connection p50 0.5-0.9 ms, p99 3 ms unloaded and 10-33 ms loaded; a new connection adds its TLS handshake;
 # churning connections at 64 writers reached p99 190-370 ms; an assessment read up to its 2 s deadline. Fine
@@ -28,8 +31,8 @@ def labels_of(answer: Answer) -> tuple[str, str]:
     """(action, verdict) of a decided review: the one action it adds (else `other`); allow, deny or error."""
     action = answer.actions[0] if len(answer.actions) == 1 and answer.actions[0] in ACTIONS else "other"
     if answer.allowed:
-        return action, "allow"
-    return action, "error" if answer.code == "POLICY_ERROR" else "deny"
+        return action, VerdictWord.ALLOW.value
+    return action, (VerdictWord.ERROR if answer.code == Code.POLICY_ERROR else VerdictWord.DENY).value
 
 
 class Metrics:
@@ -52,7 +55,7 @@ class Metrics:
                                       "the API server refused them).", registry=self.registry)
         ProcessCollector(registry=self.registry)
         for action in (*ACTIONS, "other"):  # every series from the start: a rate() needs a zero to begin
-            for verdict in ("allow", "deny", "error"):
+            for verdict in (VerdictWord.ALLOW.value, VerdictWord.DENY.value, VerdictWord.ERROR.value):
                 self.reviews.labels(action, verdict)
         self.policy_file_ok.set(0)
         self.policy_file_age.set(math.inf)

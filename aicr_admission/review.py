@@ -9,12 +9,15 @@ What the CLI passes to a policy, the webhook builds from the request:
   CLI's SelfSubjectReview reports them;
 - `context`: command `admission`, no flags, and the one instant of the decision;
 - overrides the write records for that user and action (`kubectl aicr
-  --override` records them in the same write), applied exactly as the CLI
-  applies `--override`;
+  --override` records them in the same write, in the annotation
+  `aicr.run/overrides`), applied exactly as the CLI applies `--override`;
 - `assessment`: read and verified as the CLI does, and only when an active
   policy asks for it.
 
-It also checks with the server's clock what CEL cannot: an approval must
+It enforces what no CRD rule can, the record annotations being the
+plugin's, not the operator's: each only grows, its entries never change, an
+override names the requester and goes only with the write it overrides. It
+also checks with the server's clock what CEL cannot: an approval must
 expire in the future, a revocation's and an acknowledgement's time must be
 within a minute of now. Everything fails closed: a policy file that cannot be
 read or does not validate, a policy that did not load, raises or returns junk,
@@ -29,9 +32,11 @@ from typing import Any
 
 from aicr_core import clock
 from aicr_core import operator_api as api
-from aicr_core.errors import AicrError, Code
+from aicr_core.actions import ACTIONS, Action, approval_expiry_problem
+from aicr_core.errors import AicrError, Code, VerdictWord
 from aicr_core.hookspecs import Identity, PolicyContext
 from aicr_core.policy import PolicyEngine
+from aicr_core.rollouts import decide_write
 
 COMMAND = "admission"
 CLOCK_SKEW = timedelta(minutes=1)  # how far a revocation's or acknowledgement's time may be from now
@@ -69,7 +74,8 @@ class Answer:
     def log_fields(self) -> dict[str, Any]:
         """The decision log line: never a token, the user's extra attributes or the object."""
         return {"uid": self.uid, "user": self.user, "rollout": self.rollout, "actions": self.actions,
-                "verdict": "allow" if self.allowed else "deny", "code": self.code, "violated": self.violated,
+                "verdict": (VerdictWord.ALLOW if self.allowed else VerdictWord.DENY).value,
+                "code": self.code, "violated": self.violated,
                 "overridden": self.overridden, "dryRun": self.dry_run, "policyFile": self.policy_file,
                 "message": self.message or None}
 
@@ -89,8 +95,8 @@ def request_of(review: Any) -> Mapping[str, Any]:
     return request
 
 
-def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_assessment: ReadAssessment,
-           now: datetime | None = None) -> Answer:
+def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_assessment: ReadAssessment,
+                  now: datetime | None = None) -> Answer:
     """The verdict on `request`; `engine` is the policy engine, or why there is none (every write denied)."""
     now = now or clock.now()
     raw_info = request.get("userInfo")
@@ -106,37 +112,44 @@ def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_as
         after = api.parse_rollout(request.get("object") or {})
     except AicrError as err:
         return _deny(answer, err)
-    adds = api.added(before, after)
+    problems = api.record_growth(before, after)
+    if problems:
+        return _deny(answer, AicrError(Code.ADMISSION_DENIED, "; ".join(problems)))
+    try:
+        adds = api.added(before, after)
+    except AicrError as err:
+        return _deny(answer, err)
     proposals = _proposals(adds)
-    answer.actions = [action for action, _ in proposals]
-    if not proposals:  # nothing a person writes (the webhook's matchConditions should not have sent it)
+    answer.actions = [action.name for action, _ in proposals]
+    if not proposals and not adds.overrides and not adds.policy_decisions:  # a record reformatted, say
         answer.allowed = True
         return answer
     if not username:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, "the request names no user"))
+    misplaced = _misplaced_overrides(adds, username, answer.actions) or _misplaced_decisions(
+        adds, username, answer.actions, engine)
+    if misplaced:
+        return _deny(answer, AicrError(Code.ADMISSION_DENIED, misplaced))
     stale = _clock_refusals(adds, now)
     if stale:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, "; ".join(stale)))
-    if isinstance(engine, AicrError):
-        return _deny(answer, engine)
     user = Identity(username, groups)
     context = PolicyContext(COMMAND, {}, now=now)
     refusals: list[AicrError] = []
-    for action, proposed in proposals:
-        overrides = [name for o in adds.overrides if o.user == username and o.action == action for name in o.policies]
+    for action, value in proposals:
+        overrides = [name for o in adds.overrides if o.user == username and o.action == action.name
+                     for name in o.policies]
         try:
-            if action == "approve" and engine.wants("approve", "assessment"):
-                proposed["assessment"] = read_assessment(before)
-        except AicrError as err:
+            decision = decide_write(action, value, engine=engine, rollout=before, user=user, context=context,
+                                    overrides=overrides, read_assessment=lambda: read_assessment(before))
+        except AicrError as err:  # the read's own deadline: no answer is a refusal here (fail closed)
             refusals.append(AicrError(Code.POLICY_ERROR, f"cannot read the assessment report: {err.message}; "
                                       "refusing (fail closed)"))
             continue
-        decision = engine.decide(action, rollout=before, user=user, context=context, overrides=overrides,
-                                 **proposed)
         answer.warnings += decision.warnings()
         answer.overridden += decision.overridden
-        answer.violated += [o.policy for o in decision.outcomes if o.verdict in ("deny", "error")]
-        if decision.error is not None:  # the engine's own: plugins that did not load, a bad policy file
+        answer.violated += [o.policy for o in decision.outcomes if o.verdict.refuses]
+        if decision.error is not None and isinstance(engine, PolicyEngine):  # plugins that did not load
             answer.violated += sorted(engine.loaded.failures)
         refusal = decision.refusal()
         if refusal is not None:
@@ -148,23 +161,46 @@ def decide(request: Mapping[str, Any], engine: PolicyEngine | AicrError, read_as
     return answer
 
 
-def _proposals(adds: api.Added) -> list[tuple[str, dict[str, Any]]]:
-    """(action, the keyword argument its hook gets) for each thing the write adds, in the CLI's terms."""
-    proposals: list[tuple[str, dict[str, Any]]] = []
-    if adds.approval is not None:
-        proposals.append(("approve", {"approval": adds.approval}))
-    if adds.revocation is not None:
-        proposals.append(("revoke", {"revocation": adds.revocation}))
-    proposals += [("acknowledge", {"acknowledgement": ack}) for ack in adds.acknowledgements]
-    return proposals
+def _proposals(adds: api.Added) -> list[tuple[Action, Any]]:
+    """(action, the value it writes) for each thing the write adds, in the CLI's terms."""
+    return [(action, value) for action in ACTIONS.values() for value in action.added(adds)]
+
+
+def _misplaced_overrides(adds: api.Added, username: str, actions: list[str]) -> str | None:
+    """What the CRD rule and admission policy of 0.1.0 checked of `spec.overrides`, now of the annotation:
+    the requester's own, and only in the write of the one approval, revocation or acknowledgement it overrides."""
+    if any(o.user != username for o in adds.overrides):
+        return f"an override must name the requesting user {username}"
+    if len(adds.overrides) > 1 or any(o.action not in actions for o in adds.overrides):
+        return "an override is recorded only in the write of the approval, revocation or acknowledgement it overrides"
+    return None
+
+
+def _misplaced_decisions(adds: api.Added, username: str, actions: list[str],
+                         engine: PolicyEngine | AicrError) -> str | None:
+    """A record of which policy file decided the write: the requester's, one per action the write adds, and
+    naming the very file this webhook enforces (a decision taken under another file is no decision here)."""
+    records = adds.policy_decisions
+    if any(d.user != username for d in records):
+        return f"a policy-decision record must name the requesting user {username}"
+    if len(records) != len({d.action for d in records}) or any(d.action not in actions for d in records):
+        return "a policy-decision record goes only with the approval, revocation or acknowledgement it decided"
+    if isinstance(engine, PolicyEngine):
+        for d in records:
+            if (d.location, d.digest) != (engine.source, engine.digest):
+                return (f"the write records that it was decided under {d.location} ({d.digest or 'no file'}), "
+                        f"but the policy file in force is {engine.source} ({engine.digest or 'no file'})")
+    return None
 
 
 def _clock_refusals(adds: api.Added, now: datetime) -> list[str]:
     """What CEL cannot check, having no clock."""
     problems = []
-    if adds.approval is not None and adds.approval.expires <= now:
+    # The CLI's own bound on --expires, with the minute of clock skew allowed below: what passed it passes here.
+    short = approval_expiry_problem(adds.approval.expires, now, clock_skew=CLOCK_SKEW) if adds.approval else None
+    if adds.approval is not None and short:
         problems.append(f"the approval expires at {clock.format_time(adds.approval.expires)}, which is not in the "
-                        f"future (the webhook's clock says {clock.format_time(now)})")
+                        f"future (the webhook's clock says {clock.format_time(now)}; {short})")
     moments = [("the revocation", adds.revocation.time)] if adds.revocation is not None else []
     moments += [(f"the acknowledgement of {ack.release}", ack.time) for ack in adds.acknowledgements]
     for what, moment in moments:

@@ -1,7 +1,7 @@
 """The fleet form of a command: the same command run once per selected cluster, results gathered.
 
 A fleet variant never reimplements a command: it runs the command's own `take_action` per
-cluster, with that cluster's session in the arguments (`_rollouts.connect` returns it), and
+cluster, with that cluster's session in the arguments (`_rollouts.session` returns it), and
 turns the per-cluster results into one document (items with `context`, `errors`).
 
 Imported by command modules at module level: nothing heavy here.
@@ -192,7 +192,7 @@ def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> An
     from aicr_core.deadline import Deadline
 
     with _rollouts.many_objects():
-        objects, _version = _rollouts.connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
+        objects, _version = _rollouts.session(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
         waiting: dict[str, str] = {}
         for obj in objects:
             try:

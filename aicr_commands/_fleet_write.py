@@ -109,16 +109,12 @@ def pick(turn: Turn, digest: str) -> Pick:
 
 def would_refuse(verb: Verb, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
     """The command's own refusal of this rollout, as it would say it (before its policies), or None."""
-    from aicr_commands import acknowledge, approve, revoke
     from aicr_core import clock
+    from aicr_core.actions import ACTIONS
 
-    try:
-        if verb.command == "approve":
-            approve.approval_expiry(rollout, args.expires.delta if args.expires is not None else None, clock.now())
-        elif verb.command == "revoke":
-            revoke.refuse_revocation(rollout)
-        else:
-            acknowledge.awaited_release(rollout)
+    try:  # the Action's own refusals, as the command runs them (the value it would propose is not needed)
+        ACTIONS[verb.command].propose(rollout, "", clock.now(), "",
+                                      args.expires.delta if getattr(args, "expires", None) is not None else None)
     except AicrError as err:
         return err
     return None

@@ -1,4 +1,7 @@
-"""What the rollout commands share: the ROLLOUT argument, reading, the policies, and the conditional write.
+"""What the rollout commands share: the ROLLOUT argument, the session, and the path of a write.
+
+The domain itself (what an action is, the reads, the decision) is the core's:
+`aicr_core.actions` and `aicr_core.rollouts`; this module maps flags onto it.
 
 Imported by command modules at module level, so it imports nothing heavy;
 `aicr_core.kube` (the Kubernetes client) is imported only when a command runs.
@@ -7,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +19,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
+    from aicr_core.actions import Action
     from aicr_core.deadline import Deadline
-    from aicr_core.hookspecs import Identity
     from aicr_core.kube import Cluster
     from aicr_core.policy import Decision
 
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
-def object_name(text: str) -> str:
+def valid_rollout_name(text: str) -> str:
+    """ROLLOUT as typed, if it can name a Kubernetes object (argparse type)."""
     if not _NAME.fullmatch(text):  # fullmatch: `$` alone would let a trailing newline through
         raise argparse.ArgumentTypeError(f"{text!r} is not a valid rollout name")
     return text
@@ -45,7 +48,8 @@ def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = 
 
     `optional`: the command has a fleet form (`--plan DIGEST`) that stands in for it.
     """
-    action = parser.add_argument("rollout", metavar="ROLLOUT", type=object_name, nargs="?" if optional else None,
+    action = parser.add_argument("rollout", metavar="ROLLOUT", type=valid_rollout_name,
+                                 nargs="?" if optional else None,
                                  help="the RuntimeRollout, e.g. rollout-3f9a1c0d2b7e4a51-1")
     action.completer = RolloutNames(waiting_first)  # type: ignore[attr-defined]
     action.fleet_alternative = "--plan DIGEST" if optional else None  # type: ignore[attr-defined]
@@ -63,7 +67,7 @@ class RolloutNames:
         from aicr_core.deadline import Deadline
 
         with many_objects():
-            objects, _version = connect(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
+            objects, _version = session(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
             rollouts = []
             for obj in objects:
                 try:
@@ -104,17 +108,18 @@ def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
     action.completer = lambda prefix, **_: [m for m in DRY_RUN_MODES if m.startswith(prefix)]  # type: ignore[attr-defined]
 
 
-def connect(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
+def session(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
     """A session from the connection flags; `deadline` bounds all its calls (default: the command's).
+    (Here so that command modules need not import the Kubernetes client before they run.)
 
     Run across clusters (aicr_core.fleet), a command is run once per cluster with that cluster's
     session in `fleet_session`: the same code path, on the session the fleet made for it.
     """
     from aicr_core import kube
 
-    session: Cluster | None = getattr(args, "fleet_session", None)
-    if session is not None:
-        return session if deadline is None else kube.Cluster(session.settings, deadline)
+    given: Cluster | None = getattr(args, "fleet_session", None)
+    if given is not None:
+        return given if deadline is None else kube.Cluster(given.settings, deadline)
     return kube.connect_args(args, deadline)
 
 
@@ -129,101 +134,11 @@ def waits_for_person(rollout: api.Rollout) -> bool:
     return False
 
 
-def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
-    """GET one object; a 404 says which object in words (`what`), not the server's path."""
-    try:
-        return cluster.get(path)
-    except AicrError as err:
-        if err.code == Code.NOT_FOUND:
-            raise AicrError(Code.NOT_FOUND, f"{what} not found") from None
-        raise
-
-
-def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
-    from aicr_core import operator_api as api
-
-    return api.parse_rollout(get_object(cluster, api.rollout_path(name), f"rollout {name}"))
-
-
-# -- the policy file and the facts policies may ask for ---------------------------------------
-
-class PolicyFileUnreadable(AicrError):
-    """The user may not read the policy file (POLICY_ERROR)."""
-
-
-def read_policy_file(cluster: Cluster, namespace: str) -> tuple[str | None, str]:
-    """(text, source) of the cluster's policy file: one GET. No ConfigMap: (None, source).
-
-    A file that cannot be read (no permission, no `policy.yaml` key) refuses:
-    not knowing the rules must not mean having none.
-    """
-    from aicr_core import operator_api as api
-    from aicr_core import policy_file
-
-    source = policy_file.configmap_source(namespace)
-    try:
-        configmap = cluster.get(api.configmap_path(namespace, policy_file.CONFIGMAP_NAME))
-    except AicrError as err:
-        if err.code == Code.NOT_FOUND:
-            return None, source
-        if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
-            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read the policy file {source}: {err.message}; "
-                                       "refusing (fail closed)") from None
-        raise
-    try:
-        return policy_file.configmap_text(configmap, source), source
-    except policy_file.PolicyFileError as err:
-        raise err.as_error() from None
-
-
-def read_local_policy_file(path: str) -> tuple[str, str]:
-    """(text, source) of `--policy-file PATH`; an unreadable path is a usage error, one that is no regular
-    file or too large a POLICY_ERROR (read no further than the limit)."""
-    from aicr_core import local_files, policy_file
-
-    try:
-        return local_files.read_text(path, policy_file.MAX_BYTES), path
-    except local_files.Refused as refused:
-        raise policy_file.PolicyFileError(path, [f"(file): {refused}"]).as_error() from None
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise UsageError(f"--policy-file {path}: cannot read it: {reason}") from None
-
-
-def read_assessment(cluster: Cluster, namespace: str, rollout: api.Rollout) -> api.Assessment:
-    """The rollout's report, verified exactly as `describe` verifies it, as policies see it."""
-    from aicr_commands.describe import read_assessment as describe_assessment
-    from aicr_core import operator_api as api
-
-    document = describe_assessment(cluster, namespace, rollout.assessment_digest)
-    verified = document.get("status") == "verified"
-    components = tuple(api.ComponentVerdict(str(c.get("component") or ""), str(c.get("verdict") or ""))
-                       for c in (document.get("components") or []) if verified and isinstance(c, dict))
-    return api.Assessment(str(document.get("status")), document.get("digest"), components)
-
-
-def decide(cluster: Cluster, args: argparse.Namespace, command: str, policy_file: tuple[str | None, str],
-           action: str, rollout: api.Rollout, user: Identity, now: datetime, **proposed: Any) -> Decision:
-    """Every active policy's verdict on `action` under `policy_file` ((text, source): the cluster's or a local one).
-
-    `now` is the instant the proposed write was built at: the policies decide at that instant, so
-    `--expires 2h` is an approval of 2h to them, even when the clock ticks between the two.
-    """
-    from aicr_core.hookspecs import PolicyContext
-    from aicr_core.policy import PolicyEngine, load_policies
-
-    engine = PolicyEngine.build(load_policies(), *policy_file)
-    if action == "approve" and engine.wants("approve", "assessment"):  # one more GET, only when needed
-        proposed["assessment"] = read_assessment(cluster, args.operator_namespace, rollout)
-    return engine.decide(action, rollout=rollout, user=user, context=PolicyContext.from_args(command, args, now),
-                         overrides=args.override or (), **proposed)
-
-
 class RolloutWrite:
-    """The path approve, revoke and acknowledge share: who you are, the rollout, the policies, one write.
+    """What approve, revoke, acknowledge and `policy check` share: who you are, the rollout, a decision, a write.
 
-    Requests: a SelfSubjectReview, a GET of the rollout, a GET of the policy
-    file (after the command's own refusals), a GET of the assessment report
+    Requests: a SelfSubjectReview, a GET of the rollout, a GET of where the
+    policy file is and one of the file (after the command's own refusals), a GET of the assessment report
     only if an active policy reads it, a conditional PATCH (and a second GET
     of the rollout only when the PATCH lost a race; an access review only
     when the policy file may not be read). `--dry-run=server` sends
@@ -231,59 +146,83 @@ class RolloutWrite:
     SelfSubjectAccessReviews instead and no write.
     """
 
-    def __init__(self, args: argparse.Namespace, command: str) -> None:
-        if getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
+    def __init__(self, args: argparse.Namespace, action: Action, *, writes: bool = True) -> None:
+        from aicr_core import rollouts
+
+        if writes and getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
             # Trying a file is what --policy-file is for: with a real write, a local file would
             # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
             raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
-                             f"or policy check; a real {command} always follows the cluster's policy file")
-        self.args, self.command = args, command
+                             f"or policy check; a real {action.name} always follows the cluster's policy file")
+        # Read the local file first: a typo in its path fails before any request.
+        self.local = rollouts.read_local_policy_file(args.policy_file) if getattr(args, "policy_file", None) else None
+        self.args, self.action = args, action
         # The policies' warnings (warn mode, overridden refusals): the command's Result carries them,
         # so they are printed with the write that followed them, never before a refusal that wrote nothing.
         self.warnings: list[str] = []
-        self.cluster = connect(args)
+        self.cluster = session(args)
         self.me = self.cluster.whoami()
-        self.rollout = read_rollout(self.cluster, args.rollout)
+        self.rollout = rollouts.read_rollout(self.cluster, args.rollout)
         self.override: api.Override | None = None
+        self.decided_by: api.PolicyDecision | None = None  # the cluster's policy file that decided the write
 
-    def check_policies(self, hook: str, now: datetime, **proposed: Any) -> None:
-        """Every policy's verdict on the write proposed at `now`; raises POLICY_DENIED or POLICY_ERROR.
+    def propose(self, now: datetime) -> Any:
+        """What the command would write at `now`; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
+        expires = self.args.expires.delta if getattr(self.args, "expires", None) is not None else None
+        return self.action.propose(self.rollout, self.me.username, now, str(getattr(self.args, "reason", "") or ""),
+                                   expires)
 
-        Warnings (policies in warn mode, overridden refusals) are kept in
-        `warnings` for the result; an override is kept to be recorded by `write`.
-        """
+    def decision(self, value: Any, now: datetime) -> Decision:
+        """Every active policy's verdict on writing `value`, decided at `now` (the instant it was built at:
+        `--expires 2h` is an approval of 2h to the policies, even when the clock ticks in between)."""
+        from aicr_core import operator_api as api
+        from aicr_core import rollouts
+        from aicr_core.hookspecs import PolicyContext
+
+        file: rollouts.PolicyFile | AicrError
+        try:
+            file = self.local or rollouts.read_policy_file(self.cluster)
+        except AicrError as err:
+            if err.code != Code.POLICY_ERROR:  # the file's own verdict refuses the write, as a decision
+                raise
+            file = err
+        return rollouts.decide_write(
+            self.action, value, engine=rollouts.engine_for(file), rollout=self.rollout, user=self.me,
+            context=PolicyContext.from_args(self.action.name, self.args, now), overrides=self.args.override or (),
+            read_assessment=lambda: rollouts.read_report(self.cluster, self.args.operator_namespace,
+                                                         self.rollout.assessment_digest).for_policies(),
+            may_write=lambda: self.cluster.can_i(**api.approver_access(self.rollout.name)))
+
+    def check_policies(self, value: Any, now: datetime) -> None:
+        """Raises the decision's refusal (POLICY_DENIED, POLICY_ERROR); warnings are kept in `warnings` for
+        the result; an override and the policy file that decided are kept to be recorded by `write`."""
         from aicr_core import operator_api as api
 
-        action = hook.removeprefix("aicr_pre_")
-        try:
-            local = getattr(self.args, "policy_file", None)  # only with --dry-run: see __init__
-            policy_file = (read_local_policy_file(local) if local
-                           else read_policy_file(self.cluster, self.args.operator_namespace))
-        except PolicyFileUnreadable:
-            # Approvers may read the file. Someone who may not approve at all is refused by the
-            # API server whatever the policies say: let it say why (one access review, only here).
-            if not self.cluster.can_i(**api.approver_access(self.rollout.name)):
-                return
-            raise
-        decision = decide(self.cluster, self.args, self.command, policy_file, action, self.rollout, self.me, now,
-                          **proposed)
+        decision = self.decision(value, now)
         refusal = decision.refusal()
         if refusal is not None:
             raise refusal
         self.warnings.extend(decision.warnings())
         if decision.overridden:
-            self.override = api.Override(self.me.username, action, tuple(decision.overridden), now)
+            self.override = api.Override(self.me.username, self.action.name, tuple(decision.overridden), now)
+        if self.local is None and decision.source is not None:  # decided by the cluster's file: say which
+            self.decided_by = api.PolicyDecision(self.me.username, self.action.name, now, decision.source,
+                                                 decision.digest)
 
-    def write(self, patch: dict[str, Any], explain_conflict: Callable[[api.Rollout], AicrError]) -> dict[str, Any]:
-        """One conditional write (with the override, if any); on a lost race, re-read and say who won.
+    def write(self, value: Any) -> dict[str, Any]:
+        """One conditional write of `value` (with the override, if any); on a lost race, re-read and say who won.
 
         Returns what the result reports about a dry run: `dryRun`, and with
         `client` the request that was not sent.
         """
         from aicr_core import operator_api as api
+        from aicr_core import rollouts
 
+        patch = self.action.patch(self.rollout, value)
         if self.override is not None:
             patch = api.with_override(self.rollout, patch, self.override)
+        if self.decided_by is not None:
+            patch = api.with_policy_decision(self.rollout, patch, self.decided_by)
         mode, path = getattr(self.args, "dry_run", "none"), api.rollout_path(self.rollout.name)
         if mode == "client":
             self.check_permissions()
@@ -294,11 +233,20 @@ class RolloutWrite:
         except AicrError as err:
             if err.code == Code.TIMEOUT and mode == "none":
                 # The request was sent: the server may have stored it before the answer was lost.
-                raise AicrError(Code.TIMEOUT, f"{err.message}; the {self.command} was sent and may have been "
+                raise AicrError(Code.TIMEOUT, f"{err.message}; the {self.action.name} was sent and may have been "
                                 f"stored: check with kubectl aicr describe {self.rollout.name}", err.details) from None
             if err.code != Code.CONFLICT:
                 raise
-        raise explain_conflict(read_rollout(self.cluster, self.rollout.name))
+        raise self.action.lost_race(rollouts.read_rollout(self.cluster, self.rollout.name))
+
+    def run(self) -> tuple[Any, dict[str, Any]]:
+        """The command: propose, decide, write. Returns the value written and what `write` reports."""
+        from aicr_core import clock
+
+        now = clock.now()
+        value = self.propose(now)
+        self.check_policies(value, now)
+        return value, self.write(value)
 
     def check_permissions(self) -> None:
         """What the API server will check before the write, asked as SelfSubjectAccessReviews."""

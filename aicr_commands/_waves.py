@@ -269,8 +269,8 @@ def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
 
 def runtime_ready(turn: Turn) -> str:
     """Empty when the ClusterRuntime's Ready condition is True; else why not."""
-    from aicr_commands._rollouts import get_object
     from aicr_core import operator_api as api
+    from aicr_core.rollouts import get_object
 
     runtime = get_object(turn.cluster, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
     status: dict[str, Any] = runtime["status"] if isinstance(runtime.get("status"), dict) else {}

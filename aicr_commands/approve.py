@@ -2,18 +2,12 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from aicr_commands import _fleet, _fleet_write, _rollouts
 from aicr_core import clock, fleet
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError, Code
 from aicr_core.flags import check_expires, check_reason
 from aicr_core.result import Result, Stream
-
-if TYPE_CHECKING:
-    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
 
 
 class Approve(AicrCommand):
@@ -41,15 +35,10 @@ class Approve(AicrCommand):
       DEADLINE_PASSED
       POLICY_DENIED
       POLICY_ERROR
-      FORBIDDEN
       ADMISSION_DENIED
       CONFLICT
       NOT_FOUND
-      KUBECONFIG
-      UNAUTHORIZED
-      TIMEOUT
-      UNAVAILABLE
-      INVALID_OBJECT
+      API
     """
 
     uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
@@ -68,51 +57,12 @@ class Approve(AicrCommand):
                 return _waves.approve_in_waves(self, args)
             return _fleet_write.fleet_write(self, args, "approve")
         from aicr_core import operator_api as api
+        from aicr_core.actions import APPROVE
 
         reason = check_reason(args, "approve")
         check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call
-        session = _rollouts.RolloutWrite(args, "approve")
-        rollout = session.rollout
-        expires, now = args.expires.delta if args.expires is not None else None, clock.now()
-        approval = api.Approval(session.me.username, approval_expiry(rollout, expires, now), reason)
-        session.check_policies("aicr_pre_approve", now, approval=approval)
-        written = session.write(api.approval_patch(rollout, approval), lost_race)
-        return Result("Approval", {"rollout": rollout.name, "user": approval.user,
+        session = _rollouts.RolloutWrite(args, APPROVE)
+        approval, written = session.run()
+        return Result("Approval", {"rollout": args.rollout, "user": approval.user,
                                    "expires": clock.format_time(approval.expires), "reason": reason, **written},
-                      names=(api.rollout_reference(rollout.name),), warnings=tuple(session.warnings))
-
-
-def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: datetime) -> datetime:
-    """When the approval ends; raises the upstream refusals in the order a user expects them."""
-    if rollout.ended:
-        raise AicrError(Code.ENDED, f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
-    if not rollout.approval_required:
-        raise AicrError(Code.APPROVAL_NOT_REQUIRED, f"rollout {rollout.name} needs no approval")
-    if rollout.approval is not None:
-        raise already_approved(rollout)
-    if expires is not None:
-        return now + expires
-    if rollout.deadline is None:
-        raise AicrError(Code.INVALID_OBJECT, f"rollout {rollout.name} records no deadline; pass --expires")
-    if rollout.deadline <= now:
-        raise AicrError(Code.DEADLINE_PASSED, f"rollout {rollout.name}'s deadline "
-                        f"{clock.format_time(rollout.deadline)} has passed; pass --expires to approve anyway")
-    return rollout.deadline
-
-
-def already_approved(rollout: api.Rollout) -> AicrError:
-    """An approval is set once: say whose it is, and whether it was revoked since (and by whom)."""
-    assert rollout.approval is not None
-    if rollout.revocation is not None:
-        return AicrError(Code.ALREADY_APPROVED, f"rollout {rollout.name} was approved by {rollout.approval.user} "
-                         f"and revoked by {rollout.revocation.user} at "
-                         f"{clock.format_time(rollout.revocation.time)}; an approval cannot be given again")
-    return AicrError(Code.ALREADY_APPROVED, f"rollout {rollout.name} is already approved by "
-                     f"{rollout.approval.user} until {clock.format_time(rollout.approval.expires)}")
-
-
-def lost_race(current: api.Rollout) -> AicrError:
-    if current.approval is not None:
-        return already_approved(current)
-    return AicrError(Code.CONFLICT, f"rollout {current.name} changed while approving (now {current.phase}); "
-                     "nothing was written, run the command again")
+                      names=(api.rollout_reference(args.rollout),), warnings=tuple(session.warnings))

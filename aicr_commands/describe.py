@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _events, _rollouts
 from aicr_core import clock
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError, Code
 from aicr_core.flags import BoolFlag
 from aicr_core.result import Result, Stream
 
 if TYPE_CHECKING:
     from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
     from aicr_core.kube import Cluster
+    from aicr_core.rollouts import ReportRead
 
 
 class Describe(AicrCommand):
@@ -38,12 +38,8 @@ class Describe(AicrCommand):
 
     Codes:
       NOT_FOUND
-      FORBIDDEN
-      KUBECONFIG
-      UNAUTHORIZED
       TIMEOUT      (without --watch, which runs until the rollout ends)
-      UNAVAILABLE
-      INVALID_OBJECT
+      API
     """
 
     uses_flags = ("operator_namespace",)
@@ -62,14 +58,15 @@ class Describe(AicrCommand):
 
             from aicr_core.deadline import Deadline
 
-            return Stream(watch(_rollouts.connect(args, Deadline(math.inf)), args))
+            return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args))
         from aicr_core import operator_api as api
+        from aicr_core import rollouts
 
-        cluster = _rollouts.connect(args)
-        rollout = _rollouts.read_rollout(cluster, args.rollout)
+        cluster = _rollouts.session(args)
+        rollout = rollouts.read_rollout(cluster, args.rollout)
         events = _events.start_reading(cluster, args.rollout) if args.show_events else None  # beside the report
-        assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
-        description = describe(rollout, assessment)
+        report = rollouts.read_report(cluster, args.operator_namespace, rollout.assessment_digest)
+        description = describe(rollout, assessment_document(report))
         description["events"] = events() if events is not None else None
         return Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
 
@@ -78,6 +75,7 @@ class Describe(AicrCommand):
 def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
     """The description now, then after each change of the rollout (watch API), until it has ended."""
     from aicr_core import operator_api as api
+    from aicr_core import rollouts
     from aicr_core.watch import follow
 
     assessment: dict[str, Any] | None = None
@@ -85,7 +83,8 @@ def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
     for obj in follow(cluster, api.rollouts_path(), args.rollout, f"rollout {args.rollout}"):
         rollout = api.parse_rollout(obj)
         if assessment is None:  # the digest is immutable: one read serves the whole watch
-            assessment = read_assessment(cluster, args.operator_namespace, rollout.assessment_digest)
+            assessment = assessment_document(rollouts.read_report(cluster, args.operator_namespace,
+                                                                   rollout.assessment_digest))
         description = {**describe(rollout, assessment), "events": None}  # not followed by a watch
         if description != last:
             yield Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
@@ -105,51 +104,19 @@ def assessment(status: str, **known: Any) -> dict[str, Any]:
     return {"status": status, **{key: known.get(key) for key in ASSESSMENT_KEYS[1:]}}
 
 
-def read_assessment(cluster: Cluster, namespace: str, digest: str | None) -> dict[str, Any]:
-    """The report the rollout records, verified against its digest (one API read)."""
-    from aicr_core import operator_api as api
-
-    if digest is None:
-        return assessment("none")
-    name = api.assessment_configmap_name(digest)
-    where = f"{namespace}/{name}"
-    try:
-        configmap = cluster.get(api.configmap_path(namespace, name))
-    except AicrError as err:
-        if err.code == Code.NOT_FOUND:
-            return assessment("missing", digest=digest, configMap=where)
-        if err.code == Code.FORBIDDEN:
-            return assessment("unavailable", digest=digest, configMap=where, error=err.message)
-        raise
-    return verify_report(digest, api.report_text(configmap), where)
-
-
-def verify_report(digest: str, text: str | None, where: str | None = None, *,
-                  verdicts_only: bool = False) -> dict[str, Any]:
-    """The assessment document of a report: shown only when its sha256 is the digest the rollout records.
-
-    `verdicts_only` (a listing): the same verification and status, each component with only its verdict.
-    """
-    from aicr_core import operator_api as api
-
-    if text is None:
-        return assessment("unverified", digest=digest, configMap=where)
-    actual = api.sha256_digest(text)
-    if actual != digest:
-        return assessment("unverified", digest=digest, configMap=where, reportDigest=actual)
-    try:
-        if verdicts_only:
-            return assessment("verified", digest=digest, configMap=where, reportDigest=actual, components=[
-                {"component": c.component, "verdict": c.verdict} for c in api.report_verdicts(text)])
-        report = api.parse_report(text)
-    except AicrError as err:
-        return assessment("invalid", digest=digest, configMap=where, reportDigest=actual, error=err.message)
-    return assessment("verified", digest=digest, configMap=where, reportDigest=actual, summary=report.summary,
-                      components=[
-                          {"component": c.component, "change": c.change, "from": c.from_version,
-                           "to": c.to_version, "verdict": c.verdict, "notes": c.notes,
-                           "explanation": c.explanation, "precondition": c.precondition, "steps": list(c.steps)}
-                          for c in report.components])
+def assessment_document(read: ReportRead) -> dict[str, Any]:
+    """The `assessment` document of what the core read and verified (docs/output.md)."""
+    known: dict[str, Any] = {"digest": read.digest, "configMap": read.configmap, "reportDigest": read.report_digest,
+                             "error": read.error}
+    if read.report is not None:
+        known["summary"] = read.report.summary
+        known["components"] = [
+            {"component": c.component, "change": c.change, "from": c.from_version, "to": c.to_version,
+             "verdict": c.verdict, "notes": c.notes, "explanation": c.explanation,
+             "precondition": c.precondition, "steps": list(c.steps)} for c in read.report.components]
+    elif read.status == "verified":  # verdicts only (a listing)
+        known["components"] = [{"component": v.component, "verdict": v.verdict} for v in read.verdicts]
+    return assessment(read.status, **known)
 
 
 def time_or_none(moment: datetime | None) -> str | None:
@@ -179,6 +146,8 @@ def describe(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
                              for a in r.acknowledgements],
         "overrides": [{"user": o.user, "action": o.action, "policies": list(o.policies), "time": time_or_none(o.time)}
                       for o in r.overrides],
+        "policyDecisions": [{"user": d.user, "action": d.action, "time": time_or_none(d.time),
+                             "location": d.location, "digest": d.digest} for d in r.policy_decisions],
         "conditions": [{"type": c.type, "status": c.status, "reason": c.reason or None, "message": c.message or None,
                         "lastTransitionTime": time_or_none(c.last_transition)} for c in r.conditions],
     }

@@ -20,7 +20,9 @@ its class docstring and its parser (the convention is in docs/plugins.md,
         uses_flags = ("reason",)  # common flags it reads, listed under "Flags"
 
 A `Codes:` line is a CODE, optionally followed by what it means for this
-command (else the meaning every command shares).
+command (else the meaning every command shares, `Code.meaning`). The line
+`API` stands for the codes every command that talks to the API server may
+return (`aicr_core.errors.API_CODES`), less those listed on lines of their own.
 """
 from __future__ import annotations
 
@@ -30,10 +32,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr_core import plugins
+from aicr_core import entry_points
 from aicr_core.app import PROG, USAGE_LINES
 from aicr_core.command import AicrCommand
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import API_CODES, AicrError, Code, UsageError
 from aicr_core.flags import help_text
 from aicr_core.result import Result
 
@@ -43,37 +45,7 @@ OURS = "kubectl-aicr"  # the distribution of the built-in commands
 SCOPED_FLAGS = ("reason", "expires", "dir", "override", "policy_file")
 # Codes any command may return, listed once at the end of every command's help.
 EVERY_COMMAND = (Code.USAGE, Code.PLUGIN_ERROR, Code.INTERRUPTED, Code.INTERNAL)
-MEANINGS: dict[Code, str] = {
-    Code.USAGE: "unknown command or flag, missing argument, bad flag value (exit 2)",
-    Code.KUBECONFIG: "no kubeconfig, unreadable or broken, unknown context, failing credentials plugin",
-    Code.UNAUTHORIZED: "the API server rejected the credentials (401)",
-    Code.FORBIDDEN: "RBAC said no (403)",
-    Code.ADMISSION_DENIED: "a CRD rule or a ValidatingAdmissionPolicy rejected the write",
-    Code.NOT_FOUND: "no such rollout, plan or runtime",
-    Code.CONFLICT: "the rollout changed between read and write; nothing was written",
-    Code.TIMEOUT: "the command's API deadline ran out",
-    Code.UNAVAILABLE: "cannot connect, TLS failure, 5xx",
-    Code.ENDED: "the rollout has ended",
-    Code.ALREADY_APPROVED: "already approved (says by whom and until when)",
-    Code.APPROVAL_NOT_REQUIRED: "the rollout needs no approval",
-    Code.DEADLINE_PASSED: "the rollout's deadline has passed (pass --expires)",
-    Code.NOT_APPROVED: "the rollout is not approved",
-    Code.ALREADY_REVOKED: "already revoked (says by whom and when)",
-    Code.NOT_AWAITING_ACKNOWLEDGEMENT: "the rollout awaits no acknowledgement",
-    Code.UNREACHABLE: "the condition can never hold",
-    Code.POLICY_DENIED: "a policy said no; every violation is listed",
-    Code.POLICY_ERROR: "a policy failed to load or raised: refused (fail closed)",
-    Code.NO_PLAN: "the runtime has neither an active nor a candidate plan",
-    Code.NO_RECIPE: "the plan was rebuilt from Argo CD Applications: no recipe",
-    Code.NO_RENDER_FLAGS: "the plan does not record its render flags",
-    Code.DIGEST_MISMATCH: "recipe.json does not match its recorded digest",
-    Code.INVALID_PLAN: "a plan's image, bundle or render flags are not well-formed; nothing written",
-    Code.WRITE_FAILED: "a file could not be written",
-    Code.INVALID_OBJECT: "an object from the cluster does not have the operator API's shape",
-    Code.PLUGIN_ERROR: "a plugin failed to load or its result could not be printed; nothing was printed",
-    Code.INTERRUPTED: "Ctrl-C (exit 130)",
-    Code.INTERNAL: "a bug; AICR_DEBUG=1 shows the traceback",
-}
+API_LINE = "API"
 _SECTION = re.compile(r"^(Examples|Codes):\s*$")
 
 
@@ -165,9 +137,9 @@ def _blocks(lines: list[str]) -> list[list[str]]:
     return [b for b in blocks if b]
 
 
-def provider(info: plugins.PluginInfo) -> str | None:
+def provider(info: entry_points.PluginInfo) -> str | None:
     """Which distribution provides a command, unless it is this one (from entry-point metadata)."""
-    distribution, _ = plugins.distribution_and_version(info)
+    distribution, _ = entry_points.distribution_and_version(info)
     return None if distribution == OURS else distribution
 
 
@@ -179,7 +151,7 @@ def command_help(command: AicrCommand, name: str, provided_by: str | None = None
     used = set(getattr(command, "uses_flags", ()))
     own = [a for a in parser._actions if a.option_strings and (a.dest not in common or a.dest in used)]
     positionals = [a for a in parser._actions if not a.option_strings]
-    codes = [{"code": c["code"], "meaning": c["meaning"] or _meaning(c["code"])} for c in doc.codes]
+    codes = _codes(doc.codes)
     listed = {c["code"] for c in codes}
     return {
         "command": name,
@@ -225,6 +197,18 @@ def _sort_key(action: argparse.Action) -> str:
 
 def _meaning(code: str) -> str:
     try:
-        return MEANINGS[Code(code)]
+        return Code(code).meaning
     except ValueError:
         return ""
+
+
+def _codes(lines: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The `Codes:` lines, meanings filled in from `Code`; `API` stands for the API codes not listed otherwise."""
+    listed = {line["code"] for line in lines}
+    codes = []
+    for line in lines:
+        if line["code"] == API_LINE:
+            codes += [{"code": c.value, "meaning": c.meaning} for c in API_CODES if c.value not in listed]
+        else:
+            codes.append({"code": line["code"], "meaning": line["meaning"] or _meaning(line["code"])})
+    return codes

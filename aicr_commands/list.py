@@ -68,11 +68,9 @@ class List(AicrCommand):
     Codes:
       USAGE      a --selector or --sort-by that does not parse, a --sort-by found on no item
       NOT_FOUND  the API server does not serve RuntimeRollouts (no operator CRDs)
-      KUBECONFIG
-      UNAUTHORIZED
       FORBIDDEN  you may not list rollouts
       TIMEOUT    (without --watch, which runs until Ctrl-C)
-      UNAVAILABLE
+      API
     """
 
     uses_flags = ("operator_namespace",)
@@ -109,8 +107,8 @@ class List(AicrCommand):
 
             from aicr_core.deadline import Deadline
 
-            return Stream(watch(_rollouts.connect(args, Deadline(math.inf)), args), rows=ROWS)
-        cluster = _rollouts.connect(args)
+            return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args), rows=ROWS)
+        cluster = _rollouts.session(args)
         # The reports are read beside the rollouts (a second connection, on a daemon thread, with the same
         # deadline: the watchdog ends its calls as it ends ours, and the command never waits for it past it).
         with _rollouts.many_objects():
@@ -296,7 +294,7 @@ def read_reports(cluster: Cluster, namespace: str) -> tuple[Mapping[str, str | N
             raise
         return None, (f"cannot list assessment reports in namespace {namespace}: {err.message}; "
                       "ASSESSMENT shows unavailable")
-    return {api.object_name(cm): api.report_text(cm) for cm in configmaps}, None
+    return {api.metadata_name(cm): api.report_text(cm) for cm in configmaps}, None
 
 
 class Assessments:
@@ -316,25 +314,20 @@ class Assessments:
         return self._by_digest[digest]
 
     def _verify(self, digest: str) -> dict[str, Any]:
-        from aicr_commands.describe import verify_report
         from aicr_core import operator_api as api
+        from aicr_core.rollouts import read_report, verify_report
 
         if self.reports is None:
             return {"status": "unavailable", "digest": digest, "verdict": None}
         name = api.assessment_configmap_name(digest)
         if name not in self.reports and self.cluster is not None:
-            from aicr_commands.describe import read_assessment
-
-            found = read_assessment(self.cluster, self.namespace, digest)
-            verdict = worst_verdict(c.get("verdict") for c in found.get("components") or []) \
-                if found["status"] == "verified" else None
-            return {"status": found["status"], "digest": digest, "verdict": verdict}
-        if name not in self.reports:
+            report = read_report(self.cluster, self.namespace, digest)
+        elif name not in self.reports:
             return {"status": "missing", "digest": digest, "verdict": None}
-        report = verify_report(digest, self.reports[name], verdicts_only=True)
-        verdict = worst_verdict(c.get("verdict") for c in report.get("components", [])) \
-            if report["status"] == "verified" else None
-        return {"status": report["status"], "digest": digest, "verdict": verdict}
+        else:
+            report = verify_report(digest, self.reports[name], verdicts_only=True)
+        verdict = worst_verdict(v.verdict for v in report.verdicts) if report.status == "verified" else None
+        return {"status": report.status, "digest": digest, "verdict": verdict}
 
 
 def worst_verdict(verdicts: Iterable[Any]) -> str:

@@ -5,7 +5,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _rollouts
-from aicr_core import plugins
+from aicr_core import entry_points
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
@@ -29,10 +29,7 @@ class Plugins(AicrCommand):
       kubectl aicr plugins --policy-file policy.yaml -o json
 
     Codes:
-      KUBECONFIG
-      UNAUTHORIZED
-      TIMEOUT
-      UNAVAILABLE
+      API
     """
 
     uses_flags = ("operator_namespace", "policy_file")
@@ -46,32 +43,32 @@ class Plugins(AicrCommand):
         engine: PolicyEngine | None = None
         policy_file: dict[str, Any]
         try:
-            text, source = (_rollouts.read_local_policy_file(args.policy_file) if args.policy_file
-                            else _rollouts.read_policy_file(_rollouts.connect(args), args.operator_namespace))
+            from aicr_core import rollouts
+
+            text, source = (rollouts.read_local_policy_file(args.policy_file) if args.policy_file
+                            else rollouts.read_policy_file(_rollouts.session(args)))
             engine = PolicyEngine.build(loaded, text, source)
             policy_file = {"source": source, "found": text is not None, "digest": engine.digest,
                            "error": f"does not validate ({len(engine.problems)} problem(s)): every approval, "
                                     "revocation and acknowledgement is refused; run kubectl aicr policy validate"
                            if engine.problems else None}
         except AicrError as err:
-            from aicr_core.policy_file import configmap_source
-
-            policy_file = {"source": args.policy_file or configmap_source(args.operator_namespace),
+            policy_file = {"source": args.policy_file or "the cluster's policy file",
                            "found": None, "digest": None, "error": f"[{err.code}] {err.message}"}
         rows: list[dict[str, Any]] = []
-        for group_name in plugins.GROUPS:
-            group = plugins.PluginGroup(group_name)
+        for group_name in entry_points.GROUPS:
+            group = entry_points.PluginGroup(group_name)
             conflicts = group.conflicts()
             for name in group.names():
                 for info in group.infos(name):
-                    distribution, version = plugins.distribution_and_version(info)
+                    distribution, version = entry_points.distribution_and_version(info)
                     status, error = "ok", None
-                    if group_name == plugins.POLICIES:
+                    if group_name == entry_points.POLICIES:
                         if name in loaded.failures:
                             status, error = "failed", loaded.failures[name]
                     else:
                         try:
-                            plugins.load_target(info)
+                            entry_points.load_target(info)
                         except AicrError as err:
                             status, error = "failed", err.message
                     if name in conflicts:
@@ -80,7 +77,7 @@ class Plugins(AicrCommand):
                     rows.append({"group": group_name, "name": name, "target": info.target,
                                  "distribution": distribution, "version": version,
                                  "status": status, "error": error,
-                                 **policy_columns(engine, name if group_name == plugins.POLICIES else None)})
+                                 **policy_columns(engine, name if group_name == entry_points.POLICIES else None)})
         return Result("PluginList", {"plugins": rows, "policyFile": policy_file},
                       names=tuple(f"{row['group']}/{row['name']}" for row in rows))
 

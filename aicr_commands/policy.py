@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet, _rollouts
 from aicr_core import fleet
@@ -10,12 +9,6 @@ from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.flags import check_expires, check_reason
 from aicr_core.result import Result
-
-if TYPE_CHECKING:
-    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
-    from aicr_core.hookspecs import Identity
-
-ACTIONS = ("approve", "revoke", "acknowledge")
 
 
 class Policy(AicrCommand):
@@ -46,11 +39,13 @@ class Policy(AicrCommand):
     uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from aicr_core.operator_api import ACTION_NAMES  # the names of the actions, spelled once
+
         parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
                             help="check a rollout, or validate a policy file")
         parser.add_argument("target", metavar="ROLLOUT|FILE", nargs="?",
                             help="check: the rollout; validate: the file")
-        parser.add_argument("--action", choices=ACTIONS, default="approve",
+        parser.add_argument("--action", choices=ACTION_NAMES, default="approve",
                             help="policy check: the command to check (default: %(default)s)")
         fleet.add_selection_flags(parser)
         fleet.add_plan_flags(parser, _fleet.complete_plans, yes=False)
@@ -67,7 +62,11 @@ class Policy(AicrCommand):
 
     def check_across(self, args: argparse.Namespace) -> Result:
         """policy check of the plan's open rollout in each selected cluster."""
+        from aicr_core import rollouts
+
         check_inputs(args)
+        if args.policy_file:  # a typo in its path fails before any cluster is asked
+            rollouts.read_local_policy_file(args.policy_file)
 
         def single(turn: fleet.Turn) -> Result:
             rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.cluster, args.plan), args.plan)
@@ -80,9 +79,10 @@ class Policy(AicrCommand):
 
 
 def validate(path: str) -> Result:
+    from aicr_core import rollouts
     from aicr_core.policy import PolicyEngine, load_policies
 
-    text, source = _rollouts.read_local_policy_file(path)
+    text, source = rollouts.read_local_policy_file(path)
     engine = PolicyEngine.build(load_policies(), text, source)
     error = engine.errors()
     if error is not None:
@@ -96,58 +96,38 @@ def validate(path: str) -> Result:
 
 
 def check(args: argparse.Namespace) -> Result:
+    """The real command's path, without its write: the same refusals and the same `decide_write`."""
     from aicr_core import clock
     from aicr_core import operator_api as api
+    from aicr_core.actions import ACTIONS
+    from aicr_core.policy import without
 
     if args.target is None:
         raise UsageError("the following arguments are required: ROLLOUT")
     try:
-        name = _rollouts.object_name(args.target)
+        args.rollout = _rollouts.valid_rollout_name(args.target)
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
     without_reason = args.action in ("approve", "revoke") and args.reason is None
-    local = check_inputs(args)
-    cluster = _rollouts.connect(args)
-    me = cluster.whoami()
-    rollout = _rollouts.read_rollout(cluster, name)
+    check_inputs(args)
+    session = _rollouts.RolloutWrite(args, ACTIONS[args.action], writes=False)  # reads --policy-file first
     now = clock.now()
-    proposed = proposed_write(args, rollout, me, now)  # the real command's own refusals first
-    policy_file = local or _rollouts.read_policy_file(cluster, args.operator_namespace)
-    decision = _rollouts.decide(cluster, args, args.action, policy_file, args.action, rollout, me, now, **proposed)
-    record = decision.record()
-    return Result("PolicyDecision", {"rollout": rollout.name, "user": {"username": me.username,
-                                                                      "groups": list(me.groups)},
+    value = session.propose(now)  # the real command's own refusals first
+    if without_reason:  # a policy that reads the reason is skipped (NotGiven), never run on a placeholder
+        value = without(value, "reason", "--reason TEXT")
+    record = session.decision(value, now).record()
+    me = session.me
+    return Result("PolicyDecision", {"rollout": session.rollout.name, "user": {"username": me.username,
+                                                                              "groups": list(me.groups)},
                                      "withoutReason": without_reason, **record},
-                  names=(api.rollout_reference(rollout.name),), exit_code=0 if record["allowed"] else 1)
+                  names=(api.rollout_reference(session.rollout.name),), exit_code=0 if record["allowed"] else 1)
 
 
-def check_inputs(args: argparse.Namespace) -> tuple[str, str] | None:
-    """The flags' bounds and the local policy file, read first: a typo fails before any request."""
+def check_inputs(args: argparse.Namespace) -> None:
+    """The flags' bounds, checked before any request (in each cluster's run, and once before a fleet's)."""
     from aicr_core import clock
 
     if args.action in ("approve", "revoke") and args.reason is not None:  # without: the reason's policies skip
         check_reason(args, f"policy check --action {args.action}")
     if args.action == "approve":
         check_expires(args, clock.now())  # as approve checks it: before any API call
-    return _rollouts.read_local_policy_file(args.policy_file) if args.policy_file else None
-
-
-def proposed_write(args: argparse.Namespace, rollout: api.Rollout, me: Identity, now: Any) -> dict[str, Any]:
-    """What the real command would write; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
-    from aicr_commands import acknowledge, approve, revoke
-    from aicr_core import operator_api as api
-    from aicr_core.policy import without
-
-    def reason_of(write: Any) -> Any:
-        """Without --reason, a policy that reads the reason is skipped (NotGiven), never run on a placeholder."""
-        return write if args.reason is not None else without(write, "reason", "--reason TEXT")
-
-    if args.action == "approve":
-        expires = args.expires.delta if args.expires is not None else None
-        return {"approval": reason_of(api.Approval(me.username, approve.approval_expiry(rollout, expires, now),
-                                                   str(args.reason or "")))}
-    if args.action == "revoke":
-        revoke.refuse_revocation(rollout)
-        return {"revocation": reason_of(api.Revocation(me.username, now, str(args.reason or "")))}
-    release = acknowledge.awaited_release(rollout)
-    return {"acknowledgement": api.Acknowledgement(release, me.username, now)}

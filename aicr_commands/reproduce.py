@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands._rollouts import connect, get_object
+from aicr_commands._rollouts import session
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.result import Result
@@ -37,11 +37,7 @@ class Reproduce(AicrCommand):
       INVALID_PLAN
       WRITE_FAILED
       NOT_FOUND
-      FORBIDDEN
-      KUBECONFIG
-      UNAUTHORIZED
-      TIMEOUT
-      UNAVAILABLE
+      API
     """
 
     uses_flags = ("operator_namespace", "dir")
@@ -56,8 +52,10 @@ class Reproduce(AicrCommand):
         from aicr_core import operator_api as api
 
         wanted = api.plan_names(args.plan) if args.plan else None
+        from aicr_core.rollouts import get_object
+
         mountable_dir(Path(args.dir))  # before any call: a usage error writes and asks nothing
-        cluster = connect(args)
+        cluster = session(args)
         if wanted is None:
             runtime = api.parse_runtime(get_object(cluster, api.runtime_path(), f"ClusterRuntime {api.RUNTIME_NAME}"))
             digest = runtime.active_plan or runtime.candidate_plan
@@ -90,11 +88,11 @@ def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> li
     from aicr_core.deadline import Deadline
 
     namespace = parsed_args.operator_namespace
-    configmaps, _version = connect(parsed_args, Deadline(API_SECONDS)).list(
+    configmaps, _version = session(parsed_args, Deadline(API_SECONDS)).list(
         api.configmaps_path(namespace), {"labelSelector": api.PLAN_SELECTOR})
     words = []
     for configmap in configmaps:
-        name, digest = api.object_name(configmap), api.plan_digest(configmap)
+        name, digest = api.metadata_name(configmap), api.plan_digest(configmap)
         if api.is_digest(digest):
             words.append(f"{digest}\tplan in ConfigMap {name}")
         words.append(f"{name}\tplan ConfigMap")

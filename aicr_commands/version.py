@@ -33,10 +33,7 @@ class Version(AicrCommand):
       kubectl aicr version --all-contexts
 
     Codes:
-      KUBECONFIG
-      UNAUTHORIZED
-      TIMEOUT
-      UNAVAILABLE
+      API
     """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -59,7 +56,7 @@ class Version(AicrCommand):
             return _fleet.gathered(self, _fleet.read(self, args), "VersionList", items_of=_fleet.whole_document)
         from aicr_core import operator_api as api
 
-        cluster = _rollouts.connect(args)
+        cluster = _rollouts.session(args)
         info = cluster.get("/version")
         group_version = f"{api.GROUP}/{api.VERSION}"
         warnings: tuple[str, ...] = ()

@@ -60,11 +60,9 @@ class Wait(AicrCommand):
       ENDED        the rollout ended without meeting the condition
       UNREACHABLE  the condition can never hold
       NOT_FOUND    no such rollout, or it was deleted while waiting
-      KUBECONFIG
-      UNAUTHORIZED
       FORBIDDEN    you may not get or watch rollouts
       UNAVAILABLE  the API server stayed unreachable for 30 seconds
-      INVALID_OBJECT
+      API
     """
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -86,7 +84,7 @@ class Wait(AicrCommand):
         if seconds < 0:
             raise AicrError(Code.USAGE, f"--timeout {args.timeout.text} must not be negative")
         # --timeout 0 checks once, within the command's usual deadline.
-        cluster = _rollouts.connect(args, Deadline(seconds) if seconds > 0 else None)
+        cluster = _rollouts.session(args, Deadline(seconds) if seconds > 0 else None)
         return Stream(wait(cluster, args.rollout, args.condition, timedelta(seconds=seconds)))
 
 

@@ -26,16 +26,14 @@ class WhoAmI(AicrCommand):
       kubectl aicr whoami --context prod -o json
 
     Codes:
-      KUBECONFIG
       UNAUTHORIZED  the credentials are not accepted
-      TIMEOUT
-      UNAVAILABLE
+      API
     """
 
     def take_action(self, args: argparse.Namespace) -> Result:
         from aicr_core import operator_api as api
 
-        cluster = _rollouts.connect(args)
+        cluster = _rollouts.session(args)
         me = cluster.whoami()
         access = api.approver_access("")  # any rollout: what the admission policy checks
         may_approve = cluster.can_i(**access)

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
-from aicr_core import output, plugins
+from aicr_core import entry_points, output
 from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code, HelpRequested, UsageError
 from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
@@ -55,7 +55,7 @@ class EntryPointCommands(CommandManager):
 
     def load_commands(self, namespace: str) -> None:
         self.group_list.append(namespace)
-        self.group = plugins.PluginGroup(namespace)
+        self.group = entry_points.PluginGroup(namespace)
 
     def add_command(self, name: str, command_class: type) -> None:
         """cliff's App adds its own `help` and `complete`; ours come from entry points."""
@@ -72,9 +72,9 @@ class AicrApp(App):
     parser: FlagParser
 
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
-        super().__init__(description=DESCRIPTION, version=None, command_manager=EntryPointCommands(plugins.COMMANDS),
-                         stdout=stdout, stderr=stderr)
-        self.renderers = plugins.PluginGroup(plugins.RENDERERS)
+        super().__init__(description=DESCRIPTION, version=None,
+                         command_manager=EntryPointCommands(entry_points.COMMANDS), stdout=stdout, stderr=stderr)
+        self.renderers = entry_points.PluginGroup(entry_points.RENDERERS)
 
     # cliff hooks we replace --------------------------------------------------
     def build_option_parser(self, description: str | None, version: str | None,  # type: ignore[override]

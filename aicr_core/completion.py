@@ -90,13 +90,13 @@ def _silence_stderr() -> None:
 # -- what to complete ----------------------------------------------------------------------------
 
 def complete(words: list[str]) -> Candidates:
-    from aicr_core import plugins
+    from aicr_core import entry_points
     from aicr_core.flags import FlagParser, add_common_flags
 
     *done, current = words
     common = FlagParser(prog="kubectl aicr")
     add_common_flags(common)
-    commands = plugins.PluginGroup(plugins.COMMANDS)
+    commands = entry_points.PluginGroup(entry_points.COMMANDS)
     index = _command_index(done, common.value_flags(), commands)
     if index == UNKNOWN:
         return Candidates()  # `appr <TAB>`: no such command, so nothing to offer after it
@@ -257,9 +257,9 @@ def _clean(candidate: str) -> str:
 # -- completers of the common flags ----------------------------------------------------------------
 
 def renderers(**_: Any) -> list[str]:
-    from aicr_core import plugins
+    from aicr_core import entry_points
 
-    return plugins.PluginGroup(plugins.RENDERERS).names()
+    return entry_points.PluginGroup(entry_points.RENDERERS).names()
 
 
 def kubeconfig_names(section: str) -> Completer:

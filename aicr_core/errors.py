@@ -17,37 +17,89 @@ EXIT_INTERRUPTED = 130
 
 
 class Code(str, enum.Enum):
-    """The stable CODE of every failure; a `str` enum, so `[CODE]` prints its value."""
+    """The stable CODE of every failure; a `str` enum, so `[CODE]` prints its value.
 
-    USAGE = "USAGE"
-    KUBECONFIG = "KUBECONFIG"
-    UNAUTHORIZED = "UNAUTHORIZED"
-    FORBIDDEN = "FORBIDDEN"
-    ADMISSION_DENIED = "ADMISSION_DENIED"
-    NOT_FOUND = "NOT_FOUND"
-    CONFLICT = "CONFLICT"
-    TIMEOUT = "TIMEOUT"
-    UNAVAILABLE = "UNAVAILABLE"
-    ENDED = "ENDED"
-    ALREADY_APPROVED = "ALREADY_APPROVED"
-    APPROVAL_NOT_REQUIRED = "APPROVAL_NOT_REQUIRED"
-    DEADLINE_PASSED = "DEADLINE_PASSED"
-    NOT_APPROVED = "NOT_APPROVED"
-    ALREADY_REVOKED = "ALREADY_REVOKED"
-    NOT_AWAITING_ACKNOWLEDGEMENT = "NOT_AWAITING_ACKNOWLEDGEMENT"
-    UNREACHABLE = "UNREACHABLE"
-    POLICY_DENIED = "POLICY_DENIED"
-    POLICY_ERROR = "POLICY_ERROR"
-    NO_PLAN = "NO_PLAN"
-    NO_RECIPE = "NO_RECIPE"
-    NO_RENDER_FLAGS = "NO_RENDER_FLAGS"
-    DIGEST_MISMATCH = "DIGEST_MISMATCH"
-    INVALID_PLAN = "INVALID_PLAN"
-    WRITE_FAILED = "WRITE_FAILED"
-    INVALID_OBJECT = "INVALID_OBJECT"
-    PLUGIN_ERROR = "PLUGIN_ERROR"
-    INTERRUPTED = "INTERRUPTED"
-    INTERNAL = "INTERNAL"
+    Each member carries what it means (`meaning`): help's code tables, each
+    command's `Codes:` lines and the docs' table take it from here (a test
+    checks the docs).
+    """
+
+    meaning: str
+
+    def __new__(cls, value: str, meaning: str = "") -> Code:  # the default only for type checkers: Code("X") looks up
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        return member
+
+    USAGE = "USAGE", (
+        "unknown command or flag, missing name or --reason, extra arguments, a bad flag value, an unknown -o"
+    )
+    KUBECONFIG = "KUBECONFIG", (
+        "no kubeconfig, unreadable or broken file, unknown context, failing credentials (exec) plugin, a "
+        "token or impersonation value with a control character (the header is named, never its value)"
+    )
+    UNAUTHORIZED = "UNAUTHORIZED", "the API server rejected the credentials (401)"
+    FORBIDDEN = "FORBIDDEN", "RBAC said no (403); the server's message follows"
+    ADMISSION_DENIED = "ADMISSION_DENIED", (
+        "a CRD rule, a ValidatingAdmissionPolicy or the admission webhook rejected the write; the server's "
+        "message follows"
+    )
+    NOT_FOUND = "NOT_FOUND", (
+        "rollout, plan or runtime not found (also: a plan ConfigMap that records another digest; list: the "
+        "server does not serve the operator's CRDs)"
+    )
+    CONFLICT = "CONFLICT", (
+        "the rollout changed between read and write and the change was not an "
+        "approval/revocation/acknowledgement; nothing written"
+    )
+    TIMEOUT = "TIMEOUT", (
+        "the command's 30-second API deadline ran out; wait: the condition did not hold within --timeout"
+    )
+    UNAVAILABLE = "UNAVAILABLE", "cannot connect, TLS failure, 5xx, an answer that is not JSON"
+    ENDED = "ENDED", "approve/revoke: the rollout has ended; wait: it ended without meeting the condition"
+    ALREADY_APPROVED = "ALREADY_APPROVED", (
+        "approve: already approved (names who and until when; also the loser of a race)"
+    )
+    APPROVAL_NOT_REQUIRED = "APPROVAL_NOT_REQUIRED", "approve: the rollout needs no approval"
+    DEADLINE_PASSED = "DEADLINE_PASSED", "approve without --expires: the rollout's deadline has passed"
+    NOT_APPROVED = "NOT_APPROVED", "revoke: nothing to revoke"
+    ALREADY_REVOKED = "ALREADY_REVOKED", "revoke: already revoked (names who and when)"
+    NOT_AWAITING_ACKNOWLEDGEMENT = "NOT_AWAITING_ACKNOWLEDGEMENT", (
+        "acknowledge: the rollout is not waiting, or the awaited release is already acknowledged"
+    )
+    UNREACHABLE = "UNREACHABLE", "wait: the condition can never hold (no approval needed; approval revoked or expired)"
+    POLICY_DENIED = "POLICY_DENIED", (
+        "a pre-approve/revoke/acknowledge policy said no, or an --override was refused; every violation is "
+        "listed; nothing written"
+    )
+    POLICY_ERROR = "POLICY_ERROR", (
+        "a policy plugin failed to load, misspelt a hook, raised or returned junk; the policy file does not "
+        "validate, names a policy that is not installed, requires a missing plugin, or cannot be read: fail "
+        "closed"
+    )
+    NO_PLAN = "NO_PLAN", "reproduce: the runtime has neither an active nor a candidate plan"
+    NO_RECIPE = "NO_RECIPE", "reproduce: the plan was rebuilt from Argo CD Applications"
+    NO_RENDER_FLAGS = "NO_RENDER_FLAGS", "reproduce: the plan does not record its render flags"
+    DIGEST_MISMATCH = "DIGEST_MISMATCH", "reproduce: recipe.json does not match recipeDigest; nothing written"
+    INVALID_PLAN = "INVALID_PLAN", (
+        "reproduce: the plan's aicrImage or bundle is not a reference pinned by digest "
+        "(registry/repository[:tag]@sha256:<64 hex>, the bundle with oci://), or its renderFlags are not a "
+        "JSON array of strings without control characters; the field is named, nothing written"
+    )
+    WRITE_FAILED = "WRITE_FAILED", "reproduce: the recipe could not be written (the previous file is left as it was)"
+    INVALID_OBJECT = "INVALID_OBJECT", (
+        "an object from the cluster does not have the shape of the operator API (a field of the wrong type, "
+        "say), or the cluster's schema lacks a field a write sets (writes use fieldValidation=Strict, as "
+        "kubectl does, so nothing is silently pruned)"
+    )
+    PLUGIN_ERROR = "PLUGIN_ERROR", (
+        "the selected command or renderer failed to load, or two distributions claim its name; a plugin "
+        "command returned something that is not a Result of plain JSON data, an after-hook returned no exit "
+        "code, or a renderer failed (nothing is printed)"
+    )
+    INTERRUPTED = "INTERRUPTED", "Ctrl-C"
+    INTERNAL = "INTERNAL", "a bug; AICR_DEBUG=1 shows the traceback"
 
     def __str__(self) -> str:
         return self.value
@@ -62,6 +114,31 @@ class Code(str, enum.Enum):
         if self is Code.INTERRUPTED:
             return EXIT_INTERRUPTED
         return EXIT_FAILED
+
+
+# What any command that talks to the API server may return: help lists them for a `Codes:` line `API`.
+API_CODES = (Code.KUBECONFIG, Code.UNAUTHORIZED, Code.FORBIDDEN, Code.TIMEOUT, Code.UNAVAILABLE, Code.INVALID_OBJECT)
+
+
+class VerdictWord(str, enum.Enum):
+    """What one approval policy said of a write (`policy check`'s lines, the decision record, the webhook's log).
+
+    Not `Verdict`: that name is the policy hook's return type (`aicr_core.plugin.Verdict`).
+    """
+
+    ALLOW = "allow"
+    WARN = "warn"  # a violation of a policy in warn mode: the write goes ahead
+    DENY = "deny"
+    OVERRIDDEN = "overridden"  # a refusal of an overridable policy, overridden with --override
+    ERROR = "error"  # the policy raised or returned junk: refuses (fail closed)
+    SKIPPED = "skipped"  # policy check only: the policy read a field of the proposed write that was not given
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def refuses(self) -> bool:
+        return self in (VerdictWord.DENY, VerdictWord.ERROR)
 
 
 class AicrError(Exception):

@@ -32,7 +32,7 @@ MAX_API_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # RFC 33
 
 # -- syntax: checked for every command (a value that does not parse is a usage error everywhere) --
 
-class GoDuration(NamedTuple):
+class ParsedDuration(NamedTuple):
     """A parsed Go duration: what was typed, and what it means."""
 
     text: str
@@ -46,13 +46,13 @@ class GoDuration(NamedTuple):
         return self.nanoseconds / 1e9
 
 
-def parse_duration(text: str) -> GoDuration:
+def parse_duration(text: str) -> ParsedDuration:
     """Go's duration syntax (`90m`, `2h`, `1h30m`, `45s`, `-0s`), exactly as Go's time.ParseDuration.
 
     Only the syntax: a negative duration parses here (approve refuses it, see `check_expires`).
     """
     try:
-        return GoDuration(text, duration.parse(text))
+        return ParsedDuration(text, duration.parse(text))
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -79,7 +79,7 @@ def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
     """When an approval given now with --expires would end; None without --expires."""
     if args.expires is None:
         return None
-    expires: GoDuration = args.expires
+    expires: ParsedDuration = args.expires
     if expires.nanoseconds < 0:
         raise UsageError(f"--expires must not be negative (got {expires.text})")
     try:
@@ -89,6 +89,11 @@ def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
     if ends is None or ends > MAX_API_TIME:
         raise UsageError(f"--expires {expires.text} ends after {MAX_API_TIME:%Y-%m-%dT%H:%M:%SZ}, "
                          "the latest time the API can store")
+    from aicr_core.actions import MIN_APPROVAL, approval_expiry_problem  # the bound the webhook applies too
+
+    if approval_expiry_problem(ends, now):
+        raise UsageError(f"--expires {expires.text} is shorter than the minimum, {MIN_APPROVAL.seconds // 60}m: "
+                         "an approval that ends before it is stored, or right after, approves nothing")
     return ends
 
 

@@ -50,14 +50,6 @@ MAX_ERROR_BYTES = 1024 * 1024  # a failure's Status is a few hundred bytes
 WATCH_IDLE_SECONDS = 330.0
 
 
-def __getattr__(name: str) -> Any:
-    """`aicr_core.kube.Identity`, where it used to live, without importing pluggy for commands that never ask."""
-    if name == "Identity":
-        from aicr_core.hookspecs import Identity
-        return Identity
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class Gone(Exception):
     """A watch's resourceVersion is too old (410 Gone): read again, then watch from the new version."""
 

@@ -40,6 +40,15 @@ ANNOTATION_DIGEST = f"{GROUP}/digest"
 ANNOTATION_SOURCE = f"{GROUP}/source"
 SOURCE_APPLICATIONS = "applications"
 
+# This plugin's records on a rollout. The operator's API has no field for them, and a tool must
+# not extend an API it does not own: they are annotations, each one JSON list that only grows
+# (the admission webhook enforces that; without it they are best effort, see docs/policies.md).
+ANNOTATION_OVERRIDES = "aicr.run/overrides"
+ANNOTATION_DECISIONS = "aicr.run/policy-decisions"  # which policy file decided each approval, revocation, ack
+RECORD_ANNOTATIONS = (ANNOTATION_OVERRIDES, ANNOTATION_DECISIONS)
+MAX_RECORD_ENTRIES = 200  # far above what a rollout sees (one approval, one revocation, 64 acknowledgements)
+ACTION_NAMES = ("approve", "revoke", "acknowledge")
+
 
 # -- paths -------------------------------------------------------------------------
 
@@ -72,7 +81,8 @@ def configmap_path(namespace: str, name: str) -> str:
     return f"{configmaps_path(namespace)}/{name}"
 
 
-def object_name(obj: Mapping[str, Any]) -> str:
+def metadata_name(obj: Mapping[str, Any]) -> str:
+    """An object's metadata.name as read (INVALID_OBJECT when it is not a string)."""
     return _Reader(obj, "object").text("metadata.name")
 
 
@@ -203,6 +213,16 @@ class Override(NamedTuple):
     time: datetime
 
 
+class PolicyDecision(NamedTuple):
+    """Which policy file decided a write: recorded by kubectl aicr in the write itself."""
+
+    user: str
+    action: str  # approve | revoke | acknowledge
+    time: datetime
+    location: str  # the policy file, in words: ConfigMap <namespace>/aicr-approval-policy (key policy.yaml)
+    digest: str | None  # sha256 of its text; None when there was no file there
+
+
 class Step(NamedTuple):
     """A step of the rollout: what the spec plans, with the state the status reports."""
 
@@ -262,8 +282,13 @@ class Rollout(NamedTuple):
     # whole list, and the CRD rule requires existing entries to stay unchanged.
     stored_acknowledgements: tuple[Mapping[str, Any], ...] = ()
     created: datetime | None = None  # metadata.creationTimestamp
+    # Overrides: those of the annotation, after any a 0.1.0 plugin wrote into `spec.overrides` (a field
+    # only an extended copy of the CRD had); `stored_overrides` are the annotation's entries as stored.
     overrides: tuple[Override, ...] = ()
-    stored_overrides: tuple[Mapping[str, Any], ...] = ()  # as above
+    stored_overrides: tuple[Mapping[str, Any], ...] = ()
+    annotations: Mapping[str, str] = {}  # this plugin's record annotations only (RECORD_ANNOTATIONS), as stored
+    policy_decisions: tuple[PolicyDecision, ...] = ()
+    stored_policy_decisions: tuple[Mapping[str, Any], ...] = ()
     conditions: tuple[Condition, ...] = ()  # status.conditions; parsed with the records only (describe's)
 
     @property
@@ -309,10 +334,22 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
         k = r.sub(item, f"{r.what}: spec.acknowledgements[]")
         acks.append(Acknowledgement(k.text("release"), k.text("user"), _required_time(k, "time")))
     overrides = []
-    for item in spec.items("overrides"):
+    for item in spec.items("overrides"):  # 0.1.0's record, on a cluster whose CRD had that field
         o = r.sub(item, f"{r.what}: spec.overrides[]")
         names = tuple(n for n in o.items("policies") if isinstance(n, str))
         overrides.append(Override(o.text("user"), o.text("action"), names, _required_time(o, "time")))
+    raw_annotations = r.mapping("metadata.annotations")
+    annotations = {k: text for k in RECORD_ANNOTATIONS if isinstance(text := raw_annotations.get(k), str)}
+    try:  # a record anyone may have edited (without the webhook) must not make the rollout unreadable
+        stored_overrides = record_entries(annotations.get(ANNOTATION_OVERRIDES), ANNOTATION_OVERRIDES)
+        overrides += [parse_override(e) for e in stored_overrides]
+    except AicrError:
+        stored_overrides = ()
+    try:
+        stored_decisions = record_entries(annotations.get(ANNOTATION_DECISIONS), ANNOTATION_DECISIONS)
+        decisions = tuple(parse_policy_decision(e) for e in stored_decisions)
+    except AicrError:
+        stored_decisions, decisions = (), ()
     return Rollout(
         name=r.text("metadata.name"),
         resource_version=r.text("metadata.resourceVersion"),
@@ -338,7 +375,10 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
         stored_acknowledgements=tuple(spec.items("acknowledgements")),
         created=r.time("metadata.creationTimestamp"),
         overrides=tuple(overrides),
-        stored_overrides=tuple(spec.items("overrides")),
+        stored_overrides=stored_overrides,
+        annotations=annotations,
+        policy_decisions=decisions,
+        stored_policy_decisions=stored_decisions,
         conditions=tuple(_parse_condition(r.sub(item, f"{r.what}: status.conditions[]"))
                          for item in status.items("conditions")) if records else (),
     )
@@ -378,10 +418,15 @@ class Added(NamedTuple):
     revocation: Revocation | None = None
     acknowledgements: tuple[Acknowledgement, ...] = ()
     overrides: tuple[Override, ...] = ()
+    policy_decisions: tuple[PolicyDecision, ...] = ()
 
 
 def added(before: Rollout, after: Rollout) -> Added:
-    """What `after` (the object an update would store) adds to `before` (the stored object)."""
+    """What `after` (the object an update would store) adds to `before` (the stored object).
+
+    Overrides are the entries of `after`'s annotation beyond `before`'s, each checked for its shape
+    (INVALID_OBJECT); whether the annotation only grew is `record_growth`'s question (ask it first).
+    """
     def new(parsed: tuple[Any, ...], stored: tuple[Mapping[str, Any], ...],
             old: tuple[Mapping[str, Any], ...]) -> tuple[Any, ...]:
         return tuple(value for value, raw in zip(parsed, stored, strict=True) if raw not in old)
@@ -390,8 +435,78 @@ def added(before: Rollout, after: Rollout) -> Added:
         approval=after.approval if before.approval is None else None,
         revocation=after.revocation if before.revocation is None else None,
         acknowledgements=new(after.acknowledgements, after.stored_acknowledgements, before.stored_acknowledgements),
-        overrides=new(after.overrides, after.stored_overrides, before.stored_overrides),
+        overrides=tuple(parse_override(e) for e in _new_entries(before, after, ANNOTATION_OVERRIDES)),
+        policy_decisions=tuple(parse_policy_decision(e) for e in _new_entries(before, after, ANNOTATION_DECISIONS)),
     )
+
+
+def _new_entries(before: Rollout, after: Rollout, key: str) -> tuple[Mapping[str, Any], ...]:
+    """The entries `after`'s record annotation `key` has beyond `before`'s, read strictly (INVALID_OBJECT)."""
+    old = record_entries(before.annotations.get(key), key)
+    return record_entries(after.annotations.get(key), key)[len(old):]
+
+
+# -- this plugin's records (annotations) ---------------------------------------------------------
+
+def record_entries(text: str | None, key: str) -> tuple[Mapping[str, Any], ...]:
+    """The entries of record annotation `key` (absent: none); INVALID_OBJECT unless a JSON list of objects."""
+    if text is None:
+        return ()
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise AicrError(Code.INVALID_OBJECT, f"annotation {key} is not JSON") from None
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        raise AicrError(Code.INVALID_OBJECT, f"annotation {key} is not a JSON list of objects")
+    if len(value) > MAX_RECORD_ENTRIES:
+        raise AicrError(Code.INVALID_OBJECT, f"annotation {key} holds more than {MAX_RECORD_ENTRIES} entries")
+    return tuple(value)
+
+
+def parse_override(entry: Mapping[str, Any]) -> Override:
+    """One entry of the overrides annotation; INVALID_OBJECT unless it has exactly the documented shape."""
+    o = _Reader(entry, f"annotation {ANNOTATION_OVERRIDES}: an entry")
+    policies = o.items("policies")
+    if set(entry) != {"user", "action", "policies", "time"} or not o.text("user") \
+            or o.text("action") not in ACTION_NAMES or not policies \
+            or not all(isinstance(n, str) and n for n in policies):
+        raise AicrError(Code.INVALID_OBJECT, f"{o.what} is not {{user, action, policies[], time}}: {entry!r}"[:300])
+    return Override(o.text("user"), o.text("action"), tuple(policies), _required_time(o, "time"))
+
+
+def parse_policy_decision(entry: Mapping[str, Any]) -> PolicyDecision:
+    """One entry of the policy-decisions annotation; INVALID_OBJECT unless it has exactly the documented shape."""
+    d = _Reader(entry, f"annotation {ANNOTATION_DECISIONS}: an entry")
+    digest = entry.get("digest")
+    if set(entry) != {"user", "action", "time", "location", "digest"} or not d.text("user") \
+            or d.text("action") not in ACTION_NAMES or not d.text("location") \
+            or not (digest is None or (isinstance(digest, str) and is_digest(digest))):
+        raise AicrError(Code.INVALID_OBJECT, f"{d.what} is not {{user, action, time, location, digest}}: "
+                        f"{entry!r}"[:300])
+    return PolicyDecision(d.text("user"), d.text("action"), _required_time(d, "time"), d.text("location"), digest)
+
+
+def record_growth(before: Rollout, after: Rollout) -> list[str]:
+    """What is wrong with how an update changes the record annotations: each may only grow, entries never change."""
+    problems = []
+    for key in RECORD_ANNOTATIONS:
+        old_text, new_text = before.annotations.get(key), after.annotations.get(key)
+        if old_text == new_text:
+            continue
+        try:
+            old = record_entries(old_text, key)
+        except AicrError as err:
+            problems.append(f"{err.message} as stored; it cannot be changed")
+            continue
+        try:
+            new = record_entries(new_text, key)
+        except AicrError as err:
+            problems.append(err.message)
+            continue
+        if new[:len(old)] != old:
+            problems.append(f"annotation {key} only grows: existing entries never change, nor are removed")
+    return problems
+
 
 
 # -- writes: each carries the resourceVersion read, so a lost race is a 409 -------------
@@ -419,8 +534,20 @@ def with_override(rollout: Rollout, patch: dict[str, Any], override: Override) -
     """`patch` (an approval, revocation or acknowledgement) that also records `override`: one write."""
     entry = {"user": override.user, "action": override.action, "policies": list(override.policies),
              "time": format_time(override.time)}
-    spec = {**patch.get("spec", {}), "overrides": [*rollout.stored_overrides, entry]}
-    return {**patch, "spec": spec}
+    return _with_annotation(patch, ANNOTATION_OVERRIDES, [*rollout.stored_overrides, entry])
+
+
+def with_policy_decision(rollout: Rollout, patch: dict[str, Any], decision: PolicyDecision) -> dict[str, Any]:
+    """`patch` that also records which policy file decided it: one write."""
+    entry = {"user": decision.user, "action": decision.action, "time": format_time(decision.time),
+             "location": decision.location, "digest": decision.digest}
+    return _with_annotation(patch, ANNOTATION_DECISIONS, [*rollout.stored_policy_decisions, entry])
+
+
+def _with_annotation(patch: dict[str, Any], key: str, entries: list[Mapping[str, Any]]) -> dict[str, Any]:
+    metadata = dict(patch.get("metadata", {}))
+    metadata["annotations"] = {**metadata.get("annotations", {}), key: json.dumps(entries, separators=(",", ":"))}
+    return {**patch, "metadata": metadata}
 
 
 # -- the runtime and its plans ---------------------------------------------------------------

@@ -1,27 +1,22 @@
 """Everything a site package needs, in one place: `from aicr_core.plugin import ...`.
 
-- commands: `AicrCommand`, `Result`, `CommandHook` (cliff's, to add flags to a command),
-  `connect_args` and `Cluster` (the Kubernetes session from the parsed flags, kubectl's
-  connection flags included; import `connect_args` inside `take_action`, since it loads
-  the Kubernetes client);
-- output: `Renderer`, and for text layouts `Layout`, `value`, `table`, `fields`, `safe`, and the
-  output options' `listing` (a list's table: no header with --no-headers) and `paint` (colour);
-- policies: `hookimpl`, `Violation`, `Allow`, `Verdict`, `PolicyContext`, `Identity`,
-  `SettingsModel` and the setting types `GoDuration`, `NonEmptyStr`;
-- the operator API's values: `Rollout`, `Step`, `Approval`, `Revocation`,
-  `Acknowledgement`, `Override`, `Assessment`, `ComponentVerdict`;
-- errors: `AicrError`, `Code`, `UsageError` (a renderer's bad `-o NAME=ARG`, say).
+commands (and the Kubernetes session from the parsed flags: import `connect_args`
+inside `take_action`, since it loads the Kubernetes client), output renderers and
+text layouts (with the output options' `listing`, a list's table, and `paint`, colour),
+policies and their settings types, the operator API's values, and errors (`UsageError`:
+a renderer's bad `-o NAME=ARG`, say): `__all__` (built from `_MODULES` below) is the list.
 
 Names are imported on first use (PEP 562), so a policy that imports
 `hookimpl` and `Violation` loads pluggy and nothing else, and a command module
 imported by `help` for its summary stays as light as before.
 """
+# ruff: noqa: F401 - the TYPE_CHECKING imports are the exports; __all__ is built from _MODULES
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported through __all__, built below)
     from cliff.hooks import CommandHook
 
     from aicr_core.command import AicrCommand
@@ -45,47 +40,26 @@ if TYPE_CHECKING:
     from aicr_core.result import Result
     from aicr_core.terminal import safe
 
-_WHERE = {
-    "AicrCommand": "aicr_core.command",
-    "Result": "aicr_core.result",
-    "CommandHook": "cliff.hooks",
-    "connect_args": "aicr_core.kube",
-    "Cluster": "aicr_core.kube",
-    "Renderer": "aicr_core.renderer",
-    "Layout": "aicr_core.lines",
-    "value": "aicr_core.lines",
-    "table": "aicr_core.lines",
-    "fields": "aicr_core.lines",
-    "listing": "aicr_core.lines",
-    "paint": "aicr_core.output",
-    "safe": "aicr_core.terminal",
-    "hookimpl": "aicr_core.hookspecs",
-    "Violation": "aicr_core.hookspecs",
-    "Allow": "aicr_core.hookspecs",
-    "Verdict": "aicr_core.hookspecs",
-    "PolicyContext": "aicr_core.hookspecs",
-    "Identity": "aicr_core.hookspecs",
-    "SettingsModel": "aicr_core.policy_file",
-    "GoDuration": "aicr_core.policy_file",
-    "NonEmptyStr": "aicr_core.policy_file",
-    "Rollout": "aicr_core.operator_api",
-    "Step": "aicr_core.operator_api",
-    "Approval": "aicr_core.operator_api",
-    "Revocation": "aicr_core.operator_api",
-    "Acknowledgement": "aicr_core.operator_api",
-    "Override": "aicr_core.operator_api",
-    "Assessment": "aicr_core.operator_api",
-    "ComponentVerdict": "aicr_core.operator_api",
-    "AicrError": "aicr_core.errors",
-    "Code": "aicr_core.errors",
-    "UsageError": "aicr_core.errors",
+# The one list of what this module offers, by the module that defines it (the imports above are the
+# same names for type checkers only; a test checks that they match).
+_MODULES: dict[str, tuple[str, ...]] = {
+    "aicr_core.command": ("AicrCommand",),
+    "aicr_core.result": ("Result",),
+    "cliff.hooks": ("CommandHook",),
+    "aicr_core.kube": ("Cluster", "connect_args"),
+    "aicr_core.renderer": ("Renderer",),
+    "aicr_core.lines": ("Layout", "fields", "listing", "table", "value"),
+    "aicr_core.output": ("paint",),
+    "aicr_core.terminal": ("safe",),
+    "aicr_core.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),
+    "aicr_core.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
+    "aicr_core.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
+                               "Revocation", "Rollout", "Step"),
+    "aicr_core.errors": ("AicrError", "Code", "UsageError"),
 }
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
 
-__all__ = ["Acknowledgement", "AicrCommand", "AicrError", "Allow", "Approval", "Assessment", "Cluster",
-           "Code", "CommandHook", "ComponentVerdict", "GoDuration", "Identity", "Layout", "NonEmptyStr",
-           "Override", "PolicyContext", "Renderer", "Result", "Revocation", "Rollout", "SettingsModel",
-           "Step", "UsageError", "Verdict", "Violation", "connect_args", "fields", "hookimpl", "listing", "paint",
-           "safe", "table", "value"]
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:

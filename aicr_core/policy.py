@@ -10,14 +10,15 @@ Three steps, each usable on its own (the CLI and an admission webhook share them
    (its text, or None when there is none): which policies are active, in which
    mode, with which settings. It never raises for a bad file or a missing
    required plugin; it remembers the problems and refuses every decision.
-3. `engine.decide(action, rollout=..., user=..., context=..., <proposed>=...)`
+3. `engine.decision(action, rollout=..., user=..., context=..., <proposed>=...)`
    calls each active policy's hook separately (through `subset_hook_caller`),
    so one that raises is named and the others still run, and returns a
    `Decision`: one `Outcome` per policy, and `refusal()`, the error the
    action must fail with (or None). The verdict never depends on call order.
 
 No Kubernetes I/O happens here: the caller reads the policy file and the
-objects its own way.
+objects its own way. A write is decided by `aicr_core.rollouts.decide_write`,
+which every caller (the commands, `policy check`, the webhook) uses.
 """
 from __future__ import annotations
 
@@ -32,24 +33,14 @@ from typing import Any, TypeVar
 import pluggy
 
 from aicr_core import clock, hookspecs, policy_file
-from aicr_core.errors import AicrError, Code
-
-# Re-exported: policies written before aicr_core.plugin existed import these from here.
-from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
-from aicr_core.plugins import POLICIES, PluginGroup, PluginInfo, distribution_and_version
-
-__all__ = ["ACTIONS", "Allow", "Decision", "Identity", "LoadedPolicies", "Outcome", "PolicyContext",
-           "PolicyEngine", "PolicySetup", "Verdict", "Violation", "hookimpl", "load_policies", "policy_set"]
-
-# action -> the hook that decides it
-ACTIONS = {"approve": "aicr_pre_approve", "revoke": "aicr_pre_revoke", "acknowledge": "aicr_pre_acknowledge"}
+from aicr_core.actions import ACTIONS, Action
+from aicr_core.entry_points import POLICIES, PluginGroup, PluginInfo, distribution_and_version
+from aicr_core.errors import AicrError, Code, VerdictWord
+from aicr_core.hookspecs import Allow, PolicyContext, Violation
 
 # What a policy plugin may declare (documented in hookspecs.py).
 SETTINGS_MODEL = "SETTINGS_MODEL"
 INACTIVE_UNTIL_CONFIGURED = "INACTIVE_UNTIL_CONFIGURED"
-
-ALLOW, DENY, WARN, OVERRIDDEN, ERROR = "allow", "deny", "warn", "overridden", "error"
-SKIPPED = "skipped"  # policy check only: the policy read a field of the proposed write that was not given
 
 
 class NotGiven(BaseException):
@@ -214,25 +205,27 @@ class PolicyEngine:
             return policy_file.PolicyFileError(self.source or "(policy file)", self.problems).as_error()
         return None
 
-    def wants(self, action: str, argument: str) -> bool:
-        """Does an active policy's hook for `action` declare `argument`? (Read costly facts only then.)"""
-        hook = getattr(self.loaded.manager.hook, ACTIONS[action])
+    def wants(self, action: Action | str, argument: str) -> bool:
+        """Does an active policy's hook for `action` (or its name) declare `argument`? (Read costly facts only then.)"""
+        hook = getattr(self.loaded.manager.hook, (ACTIONS[action] if isinstance(action, str) else action).hook)
         active = {s.name for s in self.active()}
         return any(argument in impl.argnames for impl in hook.get_hookimpls() if impl.plugin_name in active)
 
     # -- 3. deciding --------------------------------------------------------------------------
 
-    def decide(self, action: str, *, rollout: Any, user: hookspecs.Identity, context: PolicyContext,
-               overrides: Iterable[str] = (), **proposed: Any) -> Decision:
-        """Run every active policy's hook for `action`; `proposed` is the object about to be written."""
-        if action not in ACTIONS:
-            raise ValueError(f"unknown action {action!r}")
-        hook = ACTIONS[action]
+    def decision(self, action: Action | str, *, rollout: Any, user: hookspecs.Identity, context: PolicyContext,
+                 overrides: Iterable[str] = (), **proposed: Any) -> Decision:
+        """Run every active policy's hook for `action` (or its name); `proposed` is the object about to be written."""
+        if isinstance(action, str):
+            if action not in ACTIONS:
+                raise ValueError(f"unknown action {action!r}")
+            action = ACTIONS[action]
+        hook = action.hook
         now = context.now or clock.now()
         arguments = {"rollout": rollout, "user": user, **proposed}
         for name in getattr(self.loaded.manager.hook, hook).spec.argnames:
             arguments.setdefault(name, None)  # arguments a caller does not have (yet): None, never missing
-        decision = Decision(action, now, self.source, self.digest, self.errors())
+        decision = Decision(action.name, now, self.source, self.digest, self.errors())
         if decision.error is not None:
             return decision  # refused whatever the policies say; running them on broken settings shows nothing
         implementers = {impl.plugin_name for impl in getattr(self.loaded.manager.hook, hook).get_hookimpls()}
@@ -249,12 +242,12 @@ class PolicyEngine:
         try:
             answers = caller(**arguments)
         except NotGiven as missing:
-            outcome.verdict = SKIPPED
+            outcome.verdict = VerdictWord.SKIPPED
             outcome.notes.append(Allow(setup.name, f"not checked: it reads the {missing.field_name}, which was not "
                                                    f"given (pass {missing.flag})"))
             return outcome
         except Exception as err:  # noqa: BLE001 - a raising policy refuses, it never crashes us
-            outcome.verdict, outcome.error = ERROR, f"{setup.name}: raised {type(err).__name__}: {err}"
+            outcome.verdict, outcome.error = VerdictWord.ERROR, f"{setup.name}: raised {type(err).__name__}: {err}"
             return outcome
         junk: list[str] = []
         for answer in answers:
@@ -270,10 +263,10 @@ class PolicyEngine:
                 elif item is not None:
                     junk.append(f"returned {type(item).__name__}, not a Violation")
         if junk:
-            outcome.verdict = ERROR
+            outcome.verdict = VerdictWord.ERROR
             outcome.error = f"{setup.name}: {'; '.join(junk)}"
         elif outcome.violations:
-            outcome.verdict = WARN if setup.mode == "warn" else DENY
+            outcome.verdict = VerdictWord.WARN if setup.mode == "warn" else VerdictWord.DENY
         return outcome
 
     def _caller(self, name: str, hook: str) -> Callable[..., list[Any]]:
@@ -357,12 +350,12 @@ def _normal(distribution: str) -> str:
 
 @dataclass
 class Outcome:
-    """What one policy said: `allow`, `deny`, `warn`, `overridden` or `error`."""
+    """What one policy said."""
 
     policy: str
     mode: str
     overridable: bool
-    verdict: str = ALLOW
+    verdict: VerdictWord = VerdictWord.ALLOW
     violations: list[Violation] = field(default_factory=list)
     notes: list[Allow] = field(default_factory=list)
     error: str | None = None
@@ -391,6 +384,10 @@ class Decision:
     error: AicrError | None  # the engine's own (load failures, a bad policy file)
     outcomes: list[Outcome] = field(default_factory=list)
     override_problems: list[str] = field(default_factory=list)
+    # Set when no policy ran because the user may read no policy file and may not write at all: the API
+    # server refuses the write whatever the policies say. A command lets it say so (its message is the
+    # one a user knows); `policy check` reports this refusal.
+    server_refuses: AicrError | None = None
 
     def apply_overrides(self, names: list[str], setups: Mapping[str, PolicySetup]) -> None:
         by_name = {o.policy: o for o in self.outcomes}
@@ -398,25 +395,25 @@ class Decision:
             outcome = by_name.get(name)
             if outcome is None:
                 self.override_problems.append(f"--override {name}: no active policy of that name decides {self.action}")
-            elif outcome.verdict == DENY and setups[name].overridable:
-                outcome.verdict = OVERRIDDEN
-            elif outcome.verdict == DENY:
+            elif outcome.verdict == VerdictWord.DENY and setups[name].overridable:
+                outcome.verdict = VerdictWord.OVERRIDDEN
+            elif outcome.verdict == VerdictWord.DENY:
                 self.override_problems.append(f"--override {name}: the policy is not overridable")
             else:
                 self.override_problems.append(f"--override {name}: the policy did not refuse ({outcome.verdict})")
 
     @property
     def overridden(self) -> list[str]:
-        return [o.policy for o in self.outcomes if o.verdict == OVERRIDDEN]
+        return [o.policy for o in self.outcomes if o.verdict == VerdictWord.OVERRIDDEN]
 
     def refusal(self) -> AicrError | None:
         """The error the action fails with, or None when it may go ahead."""
         if self.error is not None:
             return self.error
-        failed = sorted(o.error for o in self.outcomes if o.verdict == ERROR and o.error)
+        failed = sorted(o.error for o in self.outcomes if o.verdict == VerdictWord.ERROR and o.error)
         if failed:
             return AicrError(Code.POLICY_ERROR, "a policy failed; refusing (fail closed)", failed)
-        denials = sorted(v for o in self.outcomes if o.verdict == DENY for v in o.violations)
+        denials = sorted(v for o in self.outcomes if o.verdict == VerdictWord.DENY for v in o.violations)
         if denials:
             return AicrError(Code.POLICY_DENIED, f"{len(denials)} policy violation(s); nothing was written",
                              [f"{v.policy}: {v.message}" for v in denials] + self.override_problems)
@@ -428,14 +425,14 @@ class Decision:
         """`<policy>: <message>` of each violation that did not refuse (warn mode, or overridden)."""
         lines = []
         for o in self.outcomes:
-            if o.verdict in (WARN, OVERRIDDEN):
-                suffix = " (overridden)" if o.verdict == OVERRIDDEN else ""
+            if o.verdict in (VerdictWord.WARN, VerdictWord.OVERRIDDEN):
+                suffix = " (overridden)" if o.verdict == VerdictWord.OVERRIDDEN else ""
                 lines += [f"{v.policy}: {v.message}{suffix}" for v in sorted(o.violations)]
         return lines
 
     def record(self) -> dict[str, Any]:
         """The decision as plain data (`policy check -o json`), for a site to archive."""
-        refusal = self.refusal()
+        refusal = self.refusal() or self.server_refuses
         return {
             "action": self.action,
             "time": clock.format_time(self.now),
@@ -445,6 +442,6 @@ class Decision:
             "message": refusal.message if refusal else None,
             "errors": list(self.error.details) if self.error else [],
             "overrideProblems": list(self.override_problems),
-            "policies": [{"name": o.policy, "mode": o.mode, "overridable": o.overridable, "verdict": o.verdict,
+            "policies": [{"name": o.policy, "mode": o.mode, "overridable": o.overridable, "verdict": o.verdict.value,
                           "messages": o.messages, "facts": o.facts} for o in self.outcomes],
         }

@@ -187,7 +187,7 @@ def policy_verdict(plugin: object, action: str = "approve", *, settings: Mapping
     setup_error = engine.errors()
     if setup_error is not None:
         raise setup_error
-    decision = engine.decide(action, rollout=rollout, user=user, overrides=overrides,
+    decision = engine.decision(action, rollout=rollout, user=user, overrides=overrides,
                              context=PolicyContext(command or action, dict(flags or {})), **proposed)
     if not decision.outcomes:  # the policy implements no hook for this action: it has nothing to say
         return PolicyVerdict("allow", [], {}, [], decision.refusal(), decision.warnings())

@@ -35,6 +35,7 @@ def rollout_description(d: dict[str, Any]) -> list[str]:
         ("Deadline", deadline_text(d.get("deadline"), now)),
         ("Approval", approval_text(d.get("approval") or {})),
         *([("Overrides", overrides_text(d["overrides"]))] if d.get("overrides") else []),
+        *([("Decided by", decisions_text(d["policyDecisions"]))] if d.get("policyDecisions") else []),
         ("Message", value(d.get("message"))),
         ("Inventory", f"{value(inventory.get('releases'), '0')} releases, {value(inventory.get('digest'))}"),
     ])
@@ -101,7 +102,8 @@ def approval_cell(a: dict[str, Any], now: datetime) -> str:
             left = (clock.parse_time(str(a.get("expires"))) - now).total_seconds()
         except ValueError:
             return f"{value(a.get('user'))}, until {value(a.get('expires'))}"
-        return f"{value(a.get('user'))}, " + (f"{durations.countdown(left)} left" if left > 0 else "expired")
+        return f"{value(a.get('user'))}, " + (f"{durations.countdown(left)} left" if left > 0
+                                               else f"expired {_expired(a.get('expires'))}")
     return "pending" if a.get("required") else "not required"
 
 
@@ -114,17 +116,37 @@ def approval_text(a: dict[str, Any], brief: bool = False) -> str:
         return (f"revoked by {value(revocation.get('user'))} at {value(revocation.get('time'))}"
                 f" ({value(revocation.get('reason'))})")
     if a.get("user"):
-        approved = f"approved by {value(a.get('user'))} until {value(a.get('expires'))}"
+        ended = _expired(a.get("expires"))
+        approved = (f"approved by {value(a.get('user'))}, expired {ended}" if ended
+                    else f"approved by {value(a.get('user'))} until {value(a.get('expires'))}")
         return approved if brief else f"{approved} ({value(a.get('reason'))})"
     if a.get("required"):
         return "pending" if brief else "required, pending"
     return "not required"
 
 
+def _expired(expires: Any) -> str | None:
+    """When an approval's expiry has passed: `08:17Z` that day, else the whole time; None while it holds."""
+    try:
+        moment = clock.parse_time(expires) if isinstance(expires, str) else None
+    except ValueError:
+        return None
+    now = clock.now()
+    if moment is None or moment > now:
+        return None
+    return moment.strftime("%H:%MZ") if moment.date() == now.date() else clock.format_time(moment)
+
+
 def overrides_text(overrides: list[dict[str, Any]]) -> str:
     """`change-window by alice at approve (2026-11-30T10:00:00Z)`, one per override, `; ` between."""
     return "; ".join(f"{', '.join(value(p) for p in o.get('policies') or [])} by {value(o.get('user'))} "
                      f"at {value(o.get('action'))} ({value(o.get('time'))})" for o in overrides)
+
+
+def decisions_text(decisions: list[dict[str, Any]]) -> str:
+    """`approve by alice under ConfigMap aicr-system/aicr-approval-policy (key policy.yaml) sha256:3f9a1c0d2b7e4a51`."""
+    return "; ".join(f"{value(d.get('action'))} by {value(d.get('user'))} under {value(d.get('location'))} "
+                     f"{value((d.get('digest') or 'no file')[:23])}" for d in decisions)
 
 
 def step_state(state: Any) -> str:

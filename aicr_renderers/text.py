@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TextIO
 
-from aicr_core import output, plugins
+from aicr_core import entry_points, output
 from aicr_core.lines import Layout, generic
 from aicr_core.renderer import Renderer
 from aicr_core.result import Result
@@ -39,5 +39,5 @@ class TextRenderer(Renderer):
 
 def find_layout(kind: str) -> Layout:
     """The layout registered for `kind`, else the generic one; PLUGIN_ERROR if it does not load."""
-    group = plugins.PluginGroup(plugins.LAYOUTS)
+    group = entry_points.PluginGroup(entry_points.LAYOUTS)
     return group.load(kind) if kind in group else generic

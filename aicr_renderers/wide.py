@@ -5,7 +5,7 @@ A kind's wide layout is registered under `aicr.layouts` as `<Kind>-wide`
 """
 from __future__ import annotations
 
-from aicr_core import plugins
+from aicr_core import entry_points
 from aicr_core.lines import Layout
 from aicr_renderers.text import TextRenderer, find_layout
 
@@ -14,5 +14,5 @@ WIDE = "-wide"
 
 class WideRenderer(TextRenderer):
     def layout(self, kind: str) -> Layout:
-        group = plugins.PluginGroup(plugins.LAYOUTS)
+        group = entry_points.PluginGroup(entry_points.LAYOUTS)
         return group.load(kind + WIDE) if kind + WIDE in group else find_layout(kind)

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MANIFESTS = ROOT / "manifests"
+MANIFESTS = ROOT / "manifests"  # the operator's CRDs, admission policy and RBAC, exactly as its spec has them
+TEST_MANIFESTS = ROOT / "tests" / "support" / "manifests"  # test and demo only (the patcher role)
 NAMESPACE = "aicr-system"
 GROUP, VERSION = "operator.aicr.run", "v1alpha1"
 
@@ -346,6 +347,8 @@ class ControlPlane:
 
     def _apply_manifests(self) -> None:
         self.kubectl("apply", "-f", str(MANIFESTS))
+        self.kubectl("apply", "-f", str(MANIFESTS / "policy"))  # where the policy file is: everyone may read it
+        self.kubectl("apply", "-f", str(TEST_MANIFESTS))
         self.kubectl("wait", "--for=condition=Established", "--timeout=60s",
                      f"crd/runtimerollouts.{GROUP}", f"crd/clusterruntimes.{GROUP}")
 

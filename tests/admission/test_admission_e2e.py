@@ -184,19 +184,65 @@ def test_outside_the_window_the_cli_refuses_locally_and_a_raw_patch_is_refused_b
             expected=[["allow"], ["deny", "allow"]])  # the CLI's one write, decided once
 
 
-def test_an_override_written_by_the_cli_passes_admission(aicr: Aicr, plane: testbed.ControlPlane,
-                                                        seed: testbed.Seeder, hook: Webhook,
-                                                        set_policy: SetPolicy) -> None:
-    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
+def raw_write(plane: testbed.ControlPlane, user: str, name: str,
+              body: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return plane.kubectl("patch", "runtimerollout", name, "--type=merge", f"-p={json.dumps(body)}", user=user,
+                         check=False)
+
+
+def override_record(plane: testbed.ControlPlane, name: str) -> list[dict[str, Any]]:
+    metadata = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]
+    return json.loads(metadata.get("annotations", {}).get("aicr.run/overrides", "[]"))  # type: ignore[no-any-return]
+
+
+def with_record(entries: list[dict[str, Any]] | None, **spec: Any) -> dict[str, Any]:
+    """A merge patch that sets the override record (None: deletes it) and `spec`."""
+    body: dict[str, Any] = {"metadata": {"annotations": {
+        "aicr.run/overrides": None if entries is None else json.dumps(entries)}}}
+    return {**body, "spec": spec} if spec else body
+
+
+def test_an_override_is_recorded_shown_and_guarded_on_the_operators_own_crds(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    """The whole flow on CRDs with nothing added: recorded in an annotation by the CLI's one write, shown by
+    describe, passed by the webhook; the record only grows; a policy that is not overridable stays a refusal."""
+    crd = json.loads(plane.kubectl("get", "crd", "runtimerollouts.operator.aicr.run", "-o", "json").stdout)
+    assert "overrides" not in json.dumps(crd), "the test plane's CRD must be the operator's own"
+    set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}, "max-approval": {"max": "1h"}})
     name = seed.rollout()
-    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--override", "change-window")
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--expires", "2h",
+                   "--override", "change-window", "--override", "max-approval")
+    refused(proc, "[POLICY_DENIED]", "--override max-approval: the policy is not overridable")
+    compare((stored(plane, name).get("approval"), override_record(plane, name), hook.decisions(name)),
+            expected=(None, [], []))
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 hotfix", "--expires", "30m",
+                   "--override", "change-window")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     (decision,) = hook.decisions(name)
     compare((decision["verdict"], decision["overridden"]), expected=("allow", ["change-window"]))
+    (entry,) = override_record(plane, name)
+    compare({k: entry[k] for k in ("user", "action", "policies")},
+            expected={"user": "alice", "action": "approve", "policies": ["change-window"]})
+    text = as_user(aicr, plane, "bob", "describe", name).stdout
+    assert f"Overrides:    change-window by alice at approve ({entry['time']})" in text, text
+    compare(json.loads(as_user(aicr, plane, "bob", "describe", name, "-o", "json").stdout)["overrides"],
+            expected=[entry])
+
+    # Append-only, whoever writes: the admin too (RBAC lets anyone who may patch edit annotations).
+    for who, record in (("admin", [{**entry, "policies": ["max-approval"]}]), ("admin", []), ("admin", None),
+                        ("alice", [entry, {**entry, "action": "revoke"}])):
+        refused(raw_write(plane, who, name, with_record(record)), DENIED_BY)
+    compare(override_record(plane, name), expected=[entry])
+
     other = seed.rollout()  # the same override, forged for another user's approval by a raw patch
-    override = {"user": "bob", "action": "approve", "policies": ["change-window"], "time": now_plus()}
-    refused(raw_patch(plane, "alice", other, {"approval": approval(), "overrides": [override]}))
+    forged = {"user": "bob", "action": "approve", "policies": ["change-window"], "time": now_plus()}
+    refused(raw_write(plane, "alice", other, with_record([forged], approval=approval())), DENIED_BY,
+            "an override must name the requesting user alice")
+    refused(raw_write(plane, "alice", other, with_record([{**forged, "user": "alice"}])), DENIED_BY,
+            "only in the write of the approval, revocation or acknowledgement it overrides")
     refused(raw_patch(plane, "alice", other, {"approval": approval()}), DENIED_BY, "change-window: it is ")
+    compare(raw_write(plane, "alice", other, with_record([{**forged, "user": "alice"}], approval=approval(
+        minutes=30))).returncode, expected=0)  # a raw write may override as the CLI does, for its own write
 
 
 def test_acknowledgements_and_revocations_by_the_cli_pass_admission_with_their_overrides(
@@ -453,8 +499,7 @@ def test_the_api_servers_audit_log_holds_each_decision_beside_the_request(
     name = seed.rollout()
     refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
     override = {"user": "alice", "action": "approve", "policies": ["change-window"], "time": now_plus()}
-    compare(raw_patch(plane, "alice", name, {"approval": approval(), "overrides": [override]}).returncode,
-            expected=0)
+    compare(raw_write(plane, "alice", name, with_record([override], approval=approval())).returncode, expected=0)
     prefix = "policies.admission.aicr.run/"
     entries = [json.loads(line) for line in audit_log.read_text().splitlines()]
     found = [{k.removeprefix(prefix): v for k, v in (e.get("annotations") or {}).items() if k.startswith(prefix)}
@@ -572,8 +617,8 @@ def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
     """In a pod: the official client's in-cluster loader, a real service-account token from the API server."""
     from kubernetes.config import incluster_config
 
-    from aicr_admission.main import connect
-    from aicr_commands import _rollouts
+    from aicr_admission.main import service_session
+    from aicr_core import rollouts
 
     set_policy(OPEN)
     token = plane.kubectl("create", "token", "aicr-admission", "-n", "aicr-system").stdout.strip()
@@ -584,10 +629,103 @@ def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
     host, port = plane.url.removeprefix("https://").split(":")
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
-    cluster = connect(None)
+    cluster = service_session(None)
     compare(cluster.whoami().username, expected="system:serviceaccount:aicr-system:aicr-admission")
-    text, source = _rollouts.read_policy_file(cluster, "aicr-system")
+    text, source = rollouts.read_policy_file(cluster)
     assert text is not None and "change-window" in text and source.startswith("ConfigMap aicr-system/"), text
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
     with pytest.raises(AicrError, match=r"\[KUBECONFIG\] no --kubeconfig, and not running in a pod"):
-        connect(None)
+        service_session(None)
+
+
+# -- one decision, three ways in ---------------------------------------------------------------------
+
+NOT_VALID = yaml.safe_dump({**HEAD, "policies": {"change-window": {"windows": "every day"}}})
+AGREEMENT = [  # (what the policy file is, --override flags, the decision all three reach)
+    ("none", (), None),
+    ("closed", (), "POLICY_DENIED"),
+    ("closed, overridable", ("--override", "change-window"), None),
+    ("closed", ("--override", "change-window"), "POLICY_DENIED"),  # not overridable
+    ("closed, warn", (), None),
+    ("not valid", (), "POLICY_ERROR"),
+    ("no policy.yaml key", (), "POLICY_ERROR"),  # a file nobody can read: refuses (fail closed)
+]
+
+
+def publish_state(plane: testbed.ControlPlane, webhook: Webhook, set_policy: SetPolicy, state: str) -> None:
+    """Put the policy file into `state` and wait until the webhook decides with it."""
+    closed = dict(CLOSED["change-window"])
+    if state == "none" or state == "no policy.yaml key":
+        plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+        if state == "none":
+            words = "no ConfigMap"
+        else:
+            plane.kubectl("create", "configmap", "-n", "aicr-system", "aicr-approval-policy",
+                          "--from-literal=other.yaml=x")
+            words = "no key policy.yaml"
+        ends = time.monotonic() + 10
+        while words not in webhook.get("/readyz")[1]:
+            assert time.monotonic() < ends, webhook.get("/readyz")
+            time.sleep(0.1)
+        return
+    if state == "not valid":
+        set_policy(text=NOT_VALID)
+        return
+    extra = {"overridable": True} if "overridable" in state else {"mode": "warn"} if "warn" in state else {}
+    set_policy({"change-window": {**closed, **extra}})
+
+
+@pytest.mark.parametrize("state, overrides, code", AGREEMENT)
+def test_approve_policy_check_and_the_webhook_reach_the_same_decision(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        state: str, overrides: tuple[str, ...], code: str | None) -> None:
+    """The CLI's check before a write (approve --dry-run=client), `policy check` and the webhook deciding a
+    raw write of the same approval (server dry run) all go through decide_write: same verdict, same code."""
+    publish_state(plane, hook, set_policy, state)
+    name = seed.rollout()
+    args = ("--reason", "CHG-1 upgrade", "--expires", "2h", *overrides)
+    approve = as_user(aicr, plane, "alice", "approve", name, *args, "--dry-run=client")
+    check = as_user(aicr, plane, "alice", "policy", "check", name, *args, "-o", "json")
+    body: dict[str, Any] = {"spec": {"approval": approval()}}
+    if overrides:
+        body["metadata"] = {"annotations": {"aicr.run/overrides": json.dumps(
+            [{"user": "alice", "action": "approve", "policies": ["change-window"], "time": now_plus()}])}}
+    raw = plane.kubectl("patch", "runtimerollout", name, "--type=merge", f"-p={json.dumps(body)}",
+                        "--dry-run=server", user="alice", check=False)
+
+    def cli_code(proc: subprocess.CompletedProcess[str]) -> str | None:
+        line = error_line(proc)
+        return line.split("]", 1)[0].removeprefix("error: [") if line else None
+
+    webhook_code = None
+    if raw.returncode != 0:
+        assert DENIED_BY in raw.stderr, raw.stderr
+        webhook_code = raw.stderr.split(DENIED_BY, 1)[1].split("]", 1)[0].removeprefix("[")
+    compare({"approve": cli_code(approve), "policy check": json.loads(check.stdout)["code"], "webhook": webhook_code},
+            expected={"approve": code, "policy check": code, "webhook": code},
+            suffix=f"{approve.stderr}\n{check.stderr}\n{raw.stderr}")
+    compare((approve.returncode, check.returncode), expected=(0, 0) if code is None else (1, 1))
+    compare(stored(plane, name).get("approval"), expected=None)
+
+
+def test_a_write_records_the_policy_file_that_decided_it_and_the_webhook_refuses_another(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+    set_policy(OPEN)
+    body = yaml.safe_dump({**HEAD, "policies": OPEN})
+    name = seed.rollout()
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "CHG-1 upgrade")
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    metadata = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]
+    (record,) = json.loads(metadata["annotations"]["aicr.run/policy-decisions"])
+    compare((record["location"], record["digest"]), expected=(
+        "ConfigMap aicr-system/aicr-approval-policy (key policy.yaml)", "sha256:" + hashlib.sha256(
+            body.encode()).hexdigest()))
+    other = seed.rollout()
+    elsewhere = {**record, "time": now_plus(), "location": "ConfigMap team/aicr-approval-policy (key policy.yaml)",
+                 "digest": None}
+    refused(raw_write(plane, "alice", other, {"metadata": {"annotations": {
+        "aicr.run/policy-decisions": json.dumps([elsewhere])}}, "spec": {"approval": approval()}}), DENIED_BY,
+        "decided under ConfigMap team/aicr-approval-policy (key policy.yaml) (no file), but the policy file in force "
+        "is ConfigMap aicr-system/aicr-approval-policy")
+    refused(raw_write(plane, "alice", name, {"metadata": {"annotations": {"aicr.run/policy-decisions": "[]"}}}),
+            DENIED_BY, "only grows")

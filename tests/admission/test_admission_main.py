@@ -82,3 +82,15 @@ def test_log_lines_are_json_and_library_warnings_join_them() -> None:
     compare({k: v for k, v in second.items() if k != "time"}, expected={
         "level": "warning", "msg": "library", "logger": "urllib3.connectionpool",
         "error": "Connection pool is full, discarding connection: x"})
+
+
+def test_the_webhook_imports_no_command_module() -> None:
+    """It decides through the core (aicr_core.rollouts.decide_write), as the commands do, not through them."""
+    import ast
+    from pathlib import Path
+
+    for source in (Path(__file__).resolve().parents[2] / "aicr_admission").glob("*.py"):
+        tree = ast.parse(source.read_text())
+        modules = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        modules += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+        assert not [m for m in modules if m.startswith("aicr_commands")], (source.name, modules)

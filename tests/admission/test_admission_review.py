@@ -17,8 +17,8 @@ from aicr_admission import review
 from aicr_admission.policy_source import PolicySource
 from aicr_core import operator_api as api
 from aicr_core.errors import AicrError, Code
-from aicr_core.hookspecs import Identity
-from aicr_core.policy import PolicyEngine, Violation, hookimpl, policy_set
+from aicr_core.hookspecs import Identity, Violation, hookimpl
+from aicr_core.policy import PolicyEngine, policy_set
 
 from support.samples import rollout as sample
 
@@ -40,12 +40,20 @@ def request(old: dict[str, Any], new: dict[str, Any], **extra: Any) -> dict[str,
             "oldObject": old, "object": new, "dryRun": False, **extra}
 
 
-def adding(**spec: Any) -> dict[str, Any]:
-    """A request whose object adds `spec` to the sample rollout."""
+def adding(overrides: list[dict[str, Any]] | None = None, **spec: Any) -> dict[str, Any]:
+    """A request whose object adds `spec` (and `overrides` to the annotation) to the sample rollout."""
     old = sample()
     new = copy.deepcopy(old)
     new["spec"].update(spec)
+    if overrides is not None:
+        annotate(new, overrides)
     return request(old, new)
+
+
+def annotate(obj: dict[str, Any], overrides: list[dict[str, Any]] | str) -> dict[str, Any]:
+    text = overrides if isinstance(overrides, str) else json.dumps(overrides)
+    obj["metadata"].setdefault("annotations", {})[api.ANNOTATION_OVERRIDES] = text
+    return obj
 
 
 class Spy:
@@ -94,7 +102,7 @@ def no_assessment(rollout: api.Rollout) -> api.Assessment:
 
 
 def decide(req: dict[str, Any], policies: PolicyEngine | AicrError, **kw: Any) -> review.Answer:
-    return review.decide(req, policies, kw.pop("read_assessment", no_assessment), NOW)
+    return review.answer_review(req, policies, kw.pop("read_assessment", no_assessment), NOW)
 
 
 def test_the_hooks_get_what_the_cli_passes() -> None:
@@ -224,11 +232,53 @@ def test_an_override_of_a_policy_that_is_not_overridable_is_refused() -> None:
 
 
 def test_an_override_recorded_earlier_is_not_reused() -> None:
-    old = sample(overrides=[{"user": "alice", "action": "approve", "policies": ["spy"], "time": at(hours=-1)}])
+    old = annotate(sample(), [{"user": "alice", "action": "approve", "policies": ["spy"], "time": at(hours=-1)}])
     new = copy.deepcopy(old)
     new["spec"]["approval"] = APPROVAL
     answer = decide(request(old, new), engine({"spy": Spy(refuse=True)}, OVERRIDABLE))
     compare((answer.allowed, answer.code), expected=(False, "POLICY_DENIED"))
+
+
+EARLIER = {"user": "bob", "action": "approve", "policies": ["spy"], "time": at(hours=-1)}
+MINE = {"user": "alice", "action": "approve", "policies": ["spy"], "time": at()}
+
+
+@pytest.mark.parametrize("old_record, new_record, approve, words", [
+    ([EARLIER], [{**EARLIER, "policies": ["other"]}], False, "only grows"),  # an entry rewritten
+    ([EARLIER], [], False, "only grows"),  # removed
+    ([EARLIER], None, False, "only grows"),  # the annotation deleted
+    ([EARLIER], [MINE], True, "only grows"),  # replaced by one's own
+    (None, "not json", True, "is not JSON"),
+    (None, json.dumps({"user": "alice"}), True, "not a JSON list of objects"),
+    (None, [{**MINE, "extra": 1}], True, "is not {user, action, policies[], time}"),
+    (None, [{**MINE, "policies": []}], True, "is not {user, action, policies[], time}"),
+    (None, [MINE], False, "only in the write of the approval, revocation or acknowledgement it overrides"),
+    (None, [{**MINE, "action": "revoke"}], True, "only in the write of the approval"),
+    (None, [MINE, MINE], True, "only in the write of the approval"),
+    (None, [{**MINE, "user": "bob"}], True, "an override must name the requesting user alice"),
+    ("junk", [MINE], True, "as stored; it cannot be changed"),
+])
+def test_the_webhook_guards_the_override_record(old_record: Any, new_record: Any, approve: bool,
+                                                words: str) -> None:
+    """What the CRD rule and the admission policy checked of 0.1.0's spec.overrides, now of the annotation."""
+    old = sample() if old_record is None else annotate(sample(), old_record)
+    new = copy.deepcopy(old)
+    if new_record is None:
+        del new["metadata"]["annotations"][api.ANNOTATION_OVERRIDES]
+    else:
+        annotate(new, new_record)
+    if approve:
+        new["spec"]["approval"] = APPROVAL
+    answer = decide(request(old, new), engine({"spy": Spy(refuse=True)}, OVERRIDABLE))
+    compare(answer.allowed, expected=False, suffix=answer.message)
+    assert words in answer.message, answer.message
+
+
+def test_a_record_reformatted_but_equal_is_no_decided_write() -> None:
+    old = annotate(sample(), [EARLIER])
+    new = annotate(copy.deepcopy(old), json.dumps([EARLIER], indent=2))
+    answer = decide(request(old, new), engine({"spy": Spy(refuse=True)}, OVERRIDABLE))
+    compare((answer.allowed, answer.actions), expected=(True, []))
 
 
 def test_warn_mode_allows_and_warns() -> None:
@@ -339,3 +389,29 @@ def test_the_policy_source_survives_a_failure_it_did_not_expect() -> None:
     refusal = source.engine()
     assert isinstance(refusal, AicrError) and "(RuntimeError: a bug)" in refusal.message, refusal
     compare(logged, expected=[("cannot read the policy file", "RuntimeError: a bug")])
+
+
+FILE_TEXT = HEAD + "policies: {}\n"
+
+
+def decided_under(location: str, digest: str | None, user: str = "alice", action: str = "approve") -> dict[str, Any]:
+    return {"user": user, "action": action, "time": at(), "location": location, "digest": digest}
+
+
+@pytest.mark.parametrize("entry, allowed, words", [
+    (decided_under("the source", api.sha256_digest(FILE_TEXT)), True, ""),
+    (decided_under("the source", api.sha256_digest(FILE_TEXT + "# edited\n")), False, "decided under the source"),
+    (decided_under("ConfigMap team/aicr-approval-policy (key policy.yaml)", None), False, "the policy file in force"),
+    (decided_under("the source", api.sha256_digest(FILE_TEXT), user="bob"), False, "requesting user alice"),
+    (decided_under("the source", api.sha256_digest(FILE_TEXT), action="revoke"), False, "goes only with"),
+])
+def test_a_write_decided_under_another_policy_file_is_refused(entry: dict[str, Any], allowed: bool,
+                                                             words: str) -> None:
+    old = sample()
+    new = copy.deepcopy(old)
+    new["spec"]["approval"] = APPROVAL
+    new["metadata"]["annotations"] = {api.ANNOTATION_DECISIONS: json.dumps([entry])}
+    built = PolicyEngine.build(policy_set({}), FILE_TEXT, "the source")
+    answer = review.answer_review(request(old, new), built, no_assessment, NOW)
+    compare(answer.allowed, expected=allowed, suffix=answer.message)
+    assert words in answer.message, answer.message

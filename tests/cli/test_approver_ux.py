@@ -102,15 +102,16 @@ def test_policy_warnings_are_not_printed_before_a_refusal(aicr: Aicr, tmp_path: 
               "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
               "data": {"policy.yaml": WARN_POLICY}}
     won = rollout(approval={"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "CHG-1"})
-    script = [Respond(201, me), Respond(200, ROLLOUT), Respond(200, policy),
+    nowhere = status(404, "configmaps not found", "NotFound")  # kube-public names no place: aicr-system
+    script = [Respond(201, me), Respond(200, ROLLOUT), nowhere, Respond(200, policy),
               status(409, "the object has been modified", "Conflict"), Respond(200, won)]
     with fake_apiserver(tmp_path, script) as server:
         proc = aicr("approve", R, "--reason", "no ticket", "--expires", "1h",
                     kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
-        compare([r.method for r in server.requests], expected=["POST", "GET", "GET", "PATCH", "GET"])
+        compare([r.method for r in server.requests], expected=["POST", "GET", "GET", "GET", "PATCH", "GET"])
     compare((proc.returncode, proc.stderr), expected=(
         1, f"error: [ALREADY_APPROVED] rollout {R} is already approved by bob until 2099-01-01T00:00:00Z\n"))
-    with fake_apiserver(tmp_path, [Respond(201, me), Respond(200, ROLLOUT), Respond(200, policy),
+    with fake_apiserver(tmp_path, [Respond(201, me), Respond(200, ROLLOUT), nowhere, Respond(200, policy),
                                    Respond(200, ROLLOUT)]) as server:
         proc = aicr("approve", R, "--reason", "no ticket", "--expires", "1h", "-o", "name",
                     kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
@@ -136,10 +137,10 @@ ME = {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
 
 def test_a_timeout_during_the_write_says_it_may_have_been_stored(aicr: Aicr, tmp_path: Path) -> None:
     no_policy = status(404, "configmaps not found", "NotFound")
-    with fake_apiserver(tmp_path, [Respond(201, ME), Respond(200, ROLLOUT), no_policy, Silent()]) as server:
+    with fake_apiserver(tmp_path, [Respond(201, ME), Respond(200, ROLLOUT), no_policy, no_policy, Silent()]) as server:
         proc = aicr("approve", R, "--reason", "window", "--expires", "1h", AICR_DEADLINE_SECONDS="3",
                     kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
-        compare([r.method for r in server.requests], expected=["POST", "GET", "GET", "PATCH"])
+        compare([r.method for r in server.requests], expected=["POST", "GET", "GET", "GET", "PATCH"])
     compare((proc.returncode, error_line(proc)), expected=(
         1, "error: [TIMEOUT] the API calls of this command did not finish within 3s; the approve was sent and may "
            f"have been stored: check with kubectl aicr describe {R}"), suffix=proc.stderr)

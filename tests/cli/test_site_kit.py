@@ -57,13 +57,25 @@ def test_the_plugin_guide_names_every_export_of_the_plugin_module() -> None:
     compare([name for name in sorted(plugin.__all__) if f"`{name}`" not in guide], expected=[])
 
 
-def test_the_old_import_paths_keep_working() -> None:
-    """Plugins written before aicr_core.plugin existed import these from where they were."""
-    from aicr_core import hookspecs, kube
-    from aicr_core.policy import PolicyContext, Violation, hookimpl
+def test_the_plugin_module_lists_each_name_once_and_its_typing_imports_match() -> None:
+    """`_MODULES` is the one list; the TYPE_CHECKING imports (for type checkers) name exactly the same."""
+    import ast
 
-    compare((kube.Identity, Violation, PolicyContext, hookimpl),
-            expected=(hookspecs.Identity, hookspecs.Violation, hookspecs.PolicyContext, hookspecs.hookimpl))
+    tree = ast.parse((ROOT / "aicr_core" / "plugin.py").read_text())
+    typing_block = next(node for node in tree.body
+                        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    imported = {(node.module, alias.name) for node in ast.walk(typing_block)
+                if isinstance(node, ast.ImportFrom) for alias in node.names}
+    compare(sorted(imported), expected=sorted((m, n) for m, names in plugin._MODULES.items() for n in names))
+    compare(len(plugin.__all__), expected=len(set(plugin.__all__)))
+
+
+def test_no_compatibility_shims_are_left() -> None:
+    """0.1.0 has no one to stay compatible with: a name lives where it is defined, and in aicr_core.plugin."""
+    from aicr_core import kube, policy
+
+    for module, name in ((kube, "Identity"), (policy, "hookimpl"), (policy, "Identity"), (policy, "Verdict")):
+        assert name not in vars(module), (module.__name__, name)
 
 
 def test_the_site_example_imports_only_from_the_plugin_module() -> None:
@@ -72,12 +84,17 @@ def test_the_site_example_imports_only_from_the_plugin_module() -> None:
         assert set(modules) <= {"aicr_core.plugin"}, (source.name, modules)
 
 
-def test_the_usage_page_code_table_lists_exactly_the_codes() -> None:
-    usage = (ROOT / "docs" / "usage.md").read_text()
-    section = usage.split("\n## Exit codes and errors", 1)[1].split("\n#", 1)[0]
-    rows = re.findall(r"^\| `([A-Z_]+)` \| (\d+) \|", section, re.M)
-    compare(sorted(code for code, _ in rows), expected=sorted(c.value for c in Code))
-    compare({code: int(exit) for code, exit in rows}, expected={c.value: c.exit_code for c in Code})
+def test_the_docs_code_table_is_the_codes_with_their_meanings() -> None:
+    """The table of codes (docs/usage.md, or wherever the docs keep it) says of each code what `Code.meaning` says."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    tables = [rows for page in pages
+              if (rows := re.findall(r"^\| `([A-Z_]+)` \| (\d+) \| (.*) \|$", page.read_text(), re.M))
+              and any(code == "POLICY_DENIED" for code, _, _ in rows)]
+    compare(len(tables), expected=1)  # one table, wherever the docs keep it
+    (rows,) = tables
+    compare(sorted(code for code, _, _ in rows), expected=sorted(c.value for c in Code))
+    compare({code: (int(exit), meaning.replace("`", "").replace("\\|", "|")) for code, exit, meaning in rows},
+            expected={c.value: (c.exit_code, c.meaning) for c in Code})
 
 
 def test_the_site_examples_own_tests_pass_with_the_kit(tmp_path: Path) -> None:

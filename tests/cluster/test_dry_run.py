@@ -75,12 +75,15 @@ def test_client_dry_run_checks_permissions_and_sends_no_write(aicr: Aicr, plane:
     assert lines[0].startswith(f"rollout {name} approved by alice until ") and lines[0].endswith("(client dry run)")
     compare(lines[1], expected=f"  would send: PATCH /apis/operator.aicr.run/v1alpha1/runtimerollouts/{name}")
     body = json.loads(lines[2])
-    compare((body["metadata"], body["spec"]["approval"]["user"], body["spec"]["approval"]["reason"]),
-            expected=({"resourceVersion": version}, "alice", "window"))
+    (decided,) = json.loads(body["metadata"]["annotations"]["aicr.run/policy-decisions"])  # which file decided
+    compare((body["metadata"]["resourceVersion"], body["spec"]["approval"]["user"], body["spec"]["approval"]["reason"],
+             decided["location"], decided["digest"]),
+            expected=(version, "alice", "window", "ConfigMap aicr-system/aicr-approval-policy (key policy.yaml)", None))
     requests = log.read_text().splitlines()
     compare([r.split("?")[0] for r in requests], expected=[
         "POST /apis/authentication.k8s.io/v1/selfsubjectreviews",
         f"GET /apis/operator.aicr.run/v1alpha1/runtimerollouts/{name}",
+        "GET /api/v1/namespaces/kube-public/configmaps/aicr-policy-location",  # where the cluster keeps them,
         "GET /api/v1/namespaces/aicr-system/configmaps/aicr-approval-policy",  # the policies, as for real
         "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
         "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews"])

@@ -176,6 +176,10 @@ def test_flags_a_command_does_not_use_are_ignored_on_the_real_cluster(aicr: Aicr
     proc = as_user(aicr, plane, "victor", "describe", name, "--reason", "", "--expires", "-1h", "--dir", "")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "x", "--expires", "-0s", "-o", "json")
+    compare((proc.returncode, error_line(proc).split(",")[0]),  # -0s parses, and is expired when written
+            expected=(2, "error: [USAGE] --expires -0s is shorter than the minimum"), suffix=proc.stderr)
+    compare(get(plane, name)["spec"].get("approval"), expected=None)
+    proc = as_user(aicr, plane, "alice", "approve", name, "--reason", "x", "--expires", "1m", "-o", "json")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     proc = as_user(aicr, plane, "alice", "describe", name, "--expires", "1d")
     compare((proc.returncode, error_line(proc)),

@@ -55,7 +55,7 @@ STOP_POLICY = """
 import os, signal, time
 from pathlib import Path
 
-from aicr_core.policy import hookimpl
+from aicr_core.plugin import hookimpl
 
 
 @hookimpl
@@ -99,7 +99,7 @@ def test_the_api_server_dies_between_the_read_and_the_write(aicr: Aicr, plane: t
     assert error_line(proc).split("]")[0] in ("error: [UNAVAILABLE", "error: [TIMEOUT"), proc.stderr
     compare((proc.stdout, len(proc.stderr.splitlines())), expected=("", 1), suffix=proc.stderr)
     compare([line.split()[0] for line in log.read_text().splitlines()],
-            expected=["POST", "GET", "GET", "PATCH"])  # who, the rollout, the policy file; the write
+            expected=["POST", "GET", "GET", "GET", "PATCH"])  # who, the rollout, where the file is, the file; the write
     compare(own_plane.apiserver.wait(timeout=10), expected=-9)  # it really was dead for the write
 
     own_plane.restart_apiserver()

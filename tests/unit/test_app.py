@@ -6,7 +6,7 @@ import logging
 
 from testfixtures import LogCapture, OutputCapture, compare
 
-from aicr_commands import acknowledge, approve, revoke
+from aicr_core import actions
 from aicr_core import operator_api as api
 from aicr_core.app import AicrApp
 
@@ -45,14 +45,15 @@ def test_an_internal_error_is_one_line_not_a_traceback(monkeypatch) -> None:  # 
 
 def test_lost_races_name_the_winner_or_say_conflict() -> None:
     approved = api.parse_rollout(rollout(approval=APPROVAL))
-    compare(approve.lost_race(approved).code, expected="ALREADY_APPROVED")
-    assert "already approved by bob" in approve.lost_race(approved).message
+    compare(actions.APPROVE.lost_race(approved).code, expected="ALREADY_APPROVED")
+    assert "already approved by bob" in actions.APPROVE.lost_race(approved).message
     moved = api.parse_rollout(rollout(status={"phase": "Progressing"}))
-    compare((approve.lost_race(moved).code, revoke.lost_race(moved).code), expected=("CONFLICT", "CONFLICT"))
+    compare((actions.APPROVE.lost_race(moved).code, actions.REVOKE.lost_race(moved).code),
+            expected=("CONFLICT", "CONFLICT"))
     revoked = api.parse_rollout(rollout(approval=APPROVAL, revocation={"user": "carol", "time": "2026-11-29T00:00:00Z",
                                                                        "reason": "x"}))
-    assert "already revoked by carol" in revoke.lost_race(revoked).message
-    compare(acknowledge.lost_race(moved).code, expected="NOT_AWAITING_ACKNOWLEDGEMENT")
+    assert "already revoked by carol" in actions.REVOKE.lost_race(revoked).message
+    compare(actions.ACKNOWLEDGE.lost_race(moved).code, expected="NOT_AWAITING_ACKNOWLEDGEMENT")
 
 
 def test_the_kubernetes_clients_log_is_collected_not_printed() -> None:

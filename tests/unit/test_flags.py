@@ -12,7 +12,7 @@ from aicr_core.errors import UsageError
 from aicr_core.flags import (
     MAX_API_TIME,
     FlagParser,
-    GoDuration,
+    ParsedDuration,
     add_common_flags,
     check_expires,
     check_reason,
@@ -64,7 +64,7 @@ def test_reason_bounds_are_checked_by_the_commands_that_use_it() -> None:
 def test_a_bound_is_no_parse_error() -> None:
     """The parser takes any reason and a negative expiry: only a command that uses them refuses."""
     parsed = args(reason="", expires="-1h", dir="")
-    compare((parsed.reason, parsed.expires, parsed.dir), expected=("", GoDuration("-1h", -3600 * 10**9), ""))
+    compare((parsed.reason, parsed.expires, parsed.dir), expected=("", ParsedDuration("-1h", -3600 * 10**9), ""))
     check_used_flags(parsed, ("reason", "expires"))  # their bounds are checked by approve and revoke themselves
     with ShouldRaise(UsageError("--dir must not be empty")):
         check_used_flags(parsed, ("dir",))
@@ -72,7 +72,6 @@ def test_a_bound_is_no_parse_error() -> None:
 
 def test_expiry_bounds() -> None:
     compare(check_expires(args(), NOW), expected=None)
-    compare(check_expires(args(expires="-0s"), NOW), expected=NOW)
     compare(check_expires(args(expires="1h30m"), NOW), expected=NOW + timedelta(minutes=90))
     with ShouldRaise(UsageError("--expires must not be negative (got -1ns)")):
         check_expires(args(expires="-1ns"), NOW)
@@ -82,7 +81,29 @@ def test_expiry_bounds() -> None:
     with ShouldRaise(UsageError(f"--expires {largest} ends after 9999-12-31T23:59:59Z, "
                                 "the latest time the API can store")):
         check_expires(args(expires=largest), late)
-    compare(check_expires(args(expires="1s"), MAX_API_TIME - timedelta(seconds=1)), expected=MAX_API_TIME)
+    compare(check_expires(args(expires="1m"), MAX_API_TIME - timedelta(minutes=1)), expected=MAX_API_TIME)
+
+
+@pytest.mark.parametrize("text", ["0s", "-0s", "1ns", "59.999s", "59s"])
+def test_an_expiry_that_is_not_in_the_future_when_written_is_a_usage_error_naming_the_minimum(text: str) -> None:
+    with ShouldRaise(UsageError(f"--expires {text} is shorter than the minimum, 1m: an approval that ends before "
+                                "it is stored, or right after, approves nothing")):
+        check_expires(args(expires=text), NOW)
+    compare(check_expires(args(expires="1m"), NOW), expected=NOW + timedelta(minutes=1))
+
+
+def test_the_cli_and_the_webhook_apply_one_bound() -> None:
+    """What passes --expires passes the webhook, whose clock may be behind, or ahead by less than a minute."""
+    from aicr_admission import review
+    from aicr_core.actions import MIN_APPROVAL, approval_expiry_problem
+
+    for delta in (MIN_APPROVAL, MIN_APPROVAL + timedelta(seconds=1), timedelta(hours=2)):
+        expires = check_expires(args(expires=f"{int(delta.total_seconds())}s"), NOW)
+        assert expires is not None and approval_expiry_problem(expires, NOW) is None
+        for webhook_clock in (NOW - review.CLOCK_SKEW, NOW, NOW + review.CLOCK_SKEW - timedelta(seconds=1)):
+            compare(approval_expiry_problem(expires, webhook_clock, clock_skew=review.CLOCK_SKEW), expected=None)
+    for expired in (NOW, NOW - timedelta(seconds=1)):  # never one that has ended when stored
+        assert approval_expiry_problem(expired, NOW, clock_skew=review.CLOCK_SKEW)
 
 
 def parser() -> FlagParser:

@@ -105,3 +105,39 @@ def test_a_listing_and_describe_agree_on_every_report(report: str) -> None:
             return err.code
     full = outcome(lambda text: [(c.component, c.verdict) for c in api.parse_report(text).components])
     compare(outcome(lambda text: [(c.component, c.verdict) for c in api.report_verdicts(text)]), expected=full)
+
+
+OVERRIDE = {"user": "alice", "action": "approve", "policies": ["change-window"], "time": "2026-11-30T10:00:00Z"}
+
+
+def test_an_override_is_written_to_the_annotation_in_the_same_patch() -> None:
+    r = api.parse_rollout(rollout())
+    approval = api.Approval("alice", dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc), "CHG-1")
+    at = dt.datetime(2026, 11, 30, 10, tzinfo=dt.timezone.utc)
+    override = api.Override("alice", "approve", ("change-window",), at)
+    patch = api.with_override(r, api.approval_patch(r, approval), override)
+    compare(sorted(patch["spec"]), expected=["approval"])  # nothing in the operator's spec but its own field
+    compare(patch["metadata"]["resourceVersion"], expected=r.resource_version)
+    compare(json.loads(patch["metadata"]["annotations"][api.ANNOTATION_OVERRIDES]), expected=[OVERRIDE])
+    again = api.parse_rollout({**rollout(), "metadata": {**rollout()["metadata"], **patch["metadata"]}})
+    second = override._replace(action="revoke")
+    appended = json.loads(api.with_override(again, api.revocation_patch(
+        again, api.Revocation("alice", second.time, "stop")), second)["metadata"]["annotations"][
+        api.ANNOTATION_OVERRIDES])
+    compare(appended, expected=[OVERRIDE, {**OVERRIDE, "action": "revoke"}])
+
+
+def test_overrides_of_0_1_0_in_spec_are_still_shown_before_the_annotations() -> None:
+    obj = rollout(overrides=[{**OVERRIDE, "user": "bob"}])
+    obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: json.dumps([OVERRIDE])}
+    r = api.parse_rollout(obj)
+    compare([(o.user, o.action, o.policies) for o in r.overrides],
+            expected=[("bob", "approve", ("change-window",)), ("alice", "approve", ("change-window",))])
+    compare(r.stored_overrides, expected=(OVERRIDE,))  # what a new write appends to: the annotation's alone
+
+
+@pytest.mark.parametrize("text", ["not json", "{}", "[1]", json.dumps([{"user": "alice"}])])
+def test_a_damaged_override_record_does_not_make_the_rollout_unreadable(text: str) -> None:
+    obj = rollout()
+    obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: text}
+    compare(api.parse_rollout(obj).overrides, expected=())

@@ -16,8 +16,8 @@ from testfixtures import ShouldRaise, compare
 
 from aicr_core import policy_file
 from aicr_core.errors import AicrError
-from aicr_core.hookspecs import Allow, Identity, PolicyContext
-from aicr_core.policy import LoadedPolicies, PolicyEngine, Violation, hookimpl, load_policies, policy_set
+from aicr_core.hookspecs import Allow, Identity, PolicyContext, Violation, hookimpl
+from aicr_core.policy import LoadedPolicies, PolicyEngine, load_policies, policy_set
 from aicr_core.testing import approval, rollout
 
 from support.plugin_env import PluginPath
@@ -102,7 +102,7 @@ def engine(plugins: list[tuple[str, object]], text: str | None = None) -> Policy
 def decide(plugins: list[tuple[str, object]] | PolicyEngine, reason: str = "no ticket",
            overrides: tuple[str, ...] = (), text: str | None = None) -> AicrError | None:
     built = plugins if isinstance(plugins, PolicyEngine) else engine(plugins, text)
-    decision = built.decide("approve", rollout=rollout(), user=Identity("alice"), overrides=overrides,
+    decision = built.decision("approve", rollout=rollout(), user=Identity("alice"), overrides=overrides,
                             context=PolicyContext("approve", {}, now=NOW), approval=approval(reason=reason))
     return decision.refusal()
 
@@ -143,7 +143,7 @@ class MalformedFacts:
                                                            "not a mapping")])
 def test_a_failing_policy_fails_closed_and_the_others_still_run(bad: object, detail: str) -> None:
     built = engine([("bad", bad), ("ticket", NeedsTicket())])
-    decision = built.decide("approve", rollout=rollout(), user=Identity("alice"),
+    decision = built.decision("approve", rollout=rollout(), user=Identity("alice"),
                             context=PolicyContext("approve"), approval=approval(reason="no ticket"))
     err = decision.refusal()
     assert err is not None
@@ -248,7 +248,7 @@ def test_a_third_party_policy_gets_its_entry_as_settings_and_the_decision_time()
 
 def test_warn_mode_prints_instead_of_refusing() -> None:
     built = engine([("ticket", NeedsTicket())], HEAD + "policies:\n  ticket: {mode: warn}\n")
-    decision = built.decide("approve", rollout=rollout(), user=Identity("alice"), context=PolicyContext("approve"),
+    decision = built.decision("approve", rollout=rollout(), user=Identity("alice"), context=PolicyContext("approve"),
                             approval=approval(reason="no ticket"))
     compare((decision.refusal(), decision.warnings(), decision.outcomes[0].verdict),
             expected=(None, ["ticket: reason must cite a change ticket"], "warn"))
@@ -262,7 +262,7 @@ def test_overrides() -> None:
     compare((err.code, err.details), expected=("POLICY_DENIED", [
         "fridays: no approvals on Friday", "fridays: really", "--override fridays: the policy is not overridable"]))
     built = engine([("ticket", NeedsTicket())], HEAD + "policies:\n  ticket: {overridable: true}\n")
-    decision = built.decide("approve", rollout=rollout(), user=Identity("alice"), overrides=["ticket"],
+    decision = built.decision("approve", rollout=rollout(), user=Identity("alice"), overrides=["ticket"],
                             context=PolicyContext("approve"), approval=approval(reason="no ticket"))
     compare((decision.refusal(), decision.overridden, decision.warnings()),
             expected=(None, ["ticket"], ["ticket: reason must cite a change ticket (overridden)"]))
@@ -341,7 +341,7 @@ def test_the_assessment_is_asked_for_only_by_policies_that_declare_it() -> None:
     built = engine([("wa", WantsAssessment())])
     compare(built.wants("approve", "assessment"), expected=True)
     # A caller that does not pass it (no policy wanted it, say) passes None: never a missing argument.
-    decision = built.decide("approve", rollout=rollout(), user=Identity("alice"), context=PolicyContext("x"),
+    decision = built.decision("approve", rollout=rollout(), user=Identity("alice"), context=PolicyContext("x"),
                             approval=approval())
     compare(decision.refusal(), expected=None)
 
@@ -349,7 +349,7 @@ def test_the_assessment_is_asked_for_only_by_policies_that_declare_it() -> None:
 def test_the_decision_record() -> None:
     built = engine([("configured", Configured()), ("ticket", NeedsTicket())],
                    HEAD + "policies:\n  configured: {word: window, mode: warn}\n")
-    decision = built.decide("approve", rollout=rollout(), user=Identity("alice"),
+    decision = built.decision("approve", rollout=rollout(), user=Identity("alice"),
                             context=PolicyContext("approve", now=NOW), approval=approval(reason="CHG-1"))
     compare(decision.record(), expected={
         "action": "approve", "time": "2026-11-30T10:00:00Z",
@@ -379,7 +379,8 @@ def test_a_policy_that_reads_a_missing_reason_is_skipped_never_run_on_a_placehol
 
     proposed = without(approval(reason=""), "reason", "--reason TEXT")
     compare(proposed.user, expected=approval(reason="").user)  # the other fields read as usual
-    decision = engine([("ticket", NeedsTicket()), ("swallow", SwallowsEverything()), ("fridays", NoFridays())]).decide(
+    policies = engine([("ticket", NeedsTicket()), ("swallow", SwallowsEverything()), ("fridays", NoFridays())])
+    decision = policies.decision(
         "approve", rollout=rollout(), user=Identity("alice", ()), context=PolicyContext("approve", now=NOW),
         approval=proposed)
     compare({o.policy: o.verdict for o in decision.outcomes},

@@ -369,7 +369,7 @@ def test_every_policy_of_the_pack_through_one_engine(aicr_clock: FrozenClock) ->
         "reason-format": {"pattern": "^CHG-", "mode": "warn"}, "crd-changes": {"groups": ["platform-leads"]},
         "assessment": {}, "four-eyes": {}, "approver-groups": {"approve": ["aicr:approvers"]}}})
     engine = PolicyEngine.build(load_policies(), text, "pack.yaml")
-    decision = engine.decide("approve", rollout=rollout(), user=identity(), overrides=["change-window"],
+    decision = engine.decision("approve", rollout=rollout(), user=identity(), overrides=["change-window"],
                              context=PolicyContext("approve"), approval=approval(reason="go"),
                              assessment=assessment("verified", {"gpu-operator": "blocked"}))
     compare({o.policy: o.verdict for o in decision.outcomes}, expected={

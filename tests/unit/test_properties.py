@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from aicr_commands import describe, reproduce
 from aicr_core import operator_api as api
+from aicr_core import rollouts
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
 from aicr_core.terminal import safe
@@ -129,7 +130,7 @@ def test_any_json_as_an_assessment_report(doc: Any) -> None:
     except AicrError as err:
         refused_naming_a_field(err)
         return
-    verified = describe.verify_report(api.sha256_digest(text), text, "aicr-system/x")
+    verified = describe.assessment_document(rollouts.verify_report(api.sha256_digest(text), text, "aicr-system/x"))
     assert verified["status"] == "verified"
     out = io.StringIO()
     data = describe.describe(api.parse_rollout(copy.deepcopy(ROLLOUT)), verified)

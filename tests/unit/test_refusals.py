@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
-from aicr_commands import acknowledge, approve, reproduce, revoke
-from aicr_core import clock
+from aicr_commands import reproduce
+from aicr_core import actions, clock
 from aicr_core import operator_api as api
 from aicr_core.errors import AicrError
 
@@ -26,14 +26,14 @@ def test_expiry_arithmetic_with_a_frozen_clock() -> None:
         now = clock.now()
         compare(now, expected=dt.datetime(2026, 11, 29, 21, tzinfo=UTC))  # second precision
         r = api.parse_rollout(rollout())
-        compare(approve.approval_expiry(r, dt.timedelta(minutes=90), now),
+        compare(actions.approval_expiry(r, dt.timedelta(minutes=90), now),
                 expected=dt.datetime(2026, 11, 29, 22, 30, tzinfo=UTC))
-        compare(approve.approval_expiry(r, None, now), expected=dt.datetime(2026, 11, 30, 6, tzinfo=UTC))
+        compare(actions.approval_expiry(r, None, now), expected=dt.datetime(2026, 11, 30, 6, tzinfo=UTC))
         late = clock.parse_time("2026-11-30T06:00:00Z")
         with ShouldRaise(AicrError("DEADLINE_PASSED", "rollout rollout-3f9a1c0d2b7e4a51-1's deadline "
                                    "2026-11-30T06:00:00Z has passed; pass --expires to approve anyway")):
-            approve.approval_expiry(r, None, late)
-        compare(approve.approval_expiry(r, dt.timedelta(hours=1), late), expected=late + dt.timedelta(hours=1))
+            actions.approval_expiry(r, None, late)
+        compare(actions.approval_expiry(r, dt.timedelta(hours=1), late), expected=late + dt.timedelta(hours=1))
 
 
 @pytest.mark.parametrize("raw,code", [
@@ -43,7 +43,7 @@ def test_expiry_arithmetic_with_a_frozen_clock() -> None:
 ])
 def test_approve_refusals(raw: dict, code: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(AicrError) as caught:
-        approve.approval_expiry(api.parse_rollout(raw), None, dt.datetime(2026, 11, 29, tzinfo=UTC))
+        actions.approval_expiry(api.parse_rollout(raw), None, dt.datetime(2026, 11, 29, tzinfo=UTC))
     compare(caught.value.code, expected=code)
 
 
@@ -55,18 +55,18 @@ def test_approve_refusals(raw: dict, code: str) -> None:  # type: ignore[type-ar
 ])
 def test_revoke_refusals(raw: dict, code: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(AicrError) as caught:
-        revoke.refuse_revocation(api.parse_rollout(raw))
+        actions.refuse_revocation(api.parse_rollout(raw))
     compare(caught.value.code, expected=code)
 
 
 def test_acknowledge_decisions() -> None:
     waiting = rollout(status={"phase": "AwaitingAcknowledgement", "awaitingRelease": "nvsentinel"})
-    compare(acknowledge.awaited_release(api.parse_rollout(waiting)), expected="nvsentinel")
+    compare(actions.awaited_release(api.parse_rollout(waiting)), expected="nvsentinel")
     done = dict(waiting, spec=dict(waiting["spec"], acknowledgements=[
         {"release": "nvsentinel", "user": "bob", "time": "2026-11-29T00:00:00Z"}]))
     for raw in (rollout(), done):
         with pytest.raises(AicrError) as caught:
-            acknowledge.awaited_release(api.parse_rollout(raw))
+            actions.awaited_release(api.parse_rollout(raw))
         compare(caught.value.code, expected="NOT_AWAITING_ACKNOWLEDGEMENT")
 
 

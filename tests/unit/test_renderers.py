@@ -1,6 +1,7 @@
 """Renderers: control characters never reach the terminal; text layouts match the golden files."""
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import os
@@ -8,10 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from testfixtures import compare
+from testfixtures import Replacer, compare, mock_datetime
 
 from aicr_commands import describe, reproduce
+from aicr_commands.list import item as listing_item
 from aicr_core import operator_api as api
+from aicr_core import rollouts
 from aicr_core.errors import AicrError
 from aicr_core.result import Result
 from aicr_core.terminal import safe
@@ -64,7 +67,8 @@ def test_json_and_yaml_carry_the_same_data() -> None:
 
 def describe_result(**spec: object) -> Result:
     r = api.parse_rollout(rollout(**spec))
-    return Result("RolloutDescription", describe.describe(r, describe.verify_report(REPORT_DIGEST, REPORT)))
+    report = describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT))
+    return Result("RolloutDescription", describe.describe(r, report))
 
 
 STATES = {
@@ -107,6 +111,26 @@ def test_describe_golden(state: str, monkeypatch: pytest.MonkeyPatch) -> None:
     check_golden(f"describe-{state}.txt", render(TextRenderer(), describe_result(**STATES[state])))
 
 
+def test_an_approval_whose_expiry_has_passed_is_shown_as_expired() -> None:
+    approval = {"user": "bob", "expires": "2026-11-30T08:17:00Z", "reason": "CHG-1"}
+    shown = []
+    for now in ((2026, 11, 30, 8, 16, 59), (2026, 11, 30, 8, 17, 0), (2026, 12, 1, 9, 0, 0)):
+        with Replacer() as replace:
+            replace("aicr_core.clock.datetime", mock_datetime(*now, tzinfo=dt.timezone.utc, delta=0))
+            text = render(TextRenderer(), describe_result(approval=approval))
+            listing = render(TextRenderer(), Result("RolloutList", {"items": [
+                listing_item(api.parse_rollout(rollout(approval=approval)), {"status": "none"})]}))
+        shown.append(([line for line in text.splitlines() if line.startswith("Approval:")][0],
+                      listing.splitlines()[1].split("  ")[0:8]))
+    compare([line for line, _ in shown], expected=[
+        "Approval:     approved by bob until 2026-11-30T08:17:00Z (CHG-1)",
+        "Approval:     approved by bob, expired 08:17Z (CHG-1)",
+        "Approval:     approved by bob, expired 2026-11-30T08:17:00Z (CHG-1)"])
+    compare(["bob, expired 08:17Z" in " ".join(cells) for _, cells in shown], expected=[False, True, False])
+    compare(["bob, expired 2026-11-30T08:17:00Z" in " ".join(cells) for _, cells in shown],
+            expected=[False, False, True])
+
+
 class FakeCluster:
     """Answers the one GET describe makes for a report with an error of the given CODE."""
 
@@ -118,13 +142,13 @@ class FakeCluster:
 
 
 def every_assessment_state() -> dict[str, dict[str, object]]:
-    docs = [describe.read_assessment(None, "aicr-system", None),  # type: ignore[arg-type]
-            describe.read_assessment(FakeCluster("NOT_FOUND"), "aicr-system", REPORT_DIGEST),  # type: ignore[arg-type]
-            describe.read_assessment(FakeCluster("FORBIDDEN"), "aicr-system", REPORT_DIGEST),  # type: ignore[arg-type]
-            describe.verify_report(REPORT_DIGEST, None, "aicr-system/x"),
-            describe.verify_report(REPORT_DIGEST, REPORT + " ", "aicr-system/x"),
-            describe.verify_report(api.sha256_digest("{nope"), "{nope", "aicr-system/x"),
-            describe.verify_report(REPORT_DIGEST, REPORT, "aicr-system/x")]
+    docs = [describe.assessment_document(rollouts.read_report(None, "aicr-system", None)),  # type: ignore[arg-type]
+            describe.assessment_document(rollouts.read_report(FakeCluster("NOT_FOUND"), "aicr-system", REPORT_DIGEST)),  # type: ignore[arg-type]
+            describe.assessment_document(rollouts.read_report(FakeCluster("FORBIDDEN"), "aicr-system", REPORT_DIGEST)),  # type: ignore[arg-type]
+            describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, None, "aicr-system/x")),
+            describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT + " ", "aicr-system/x")),
+            describe.assessment_document(rollouts.verify_report(api.sha256_digest("{nope"), "{nope", "aicr-system/x")),
+            describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT, "aicr-system/x"))]
     return {f"{d['status']}-{i}": d for i, d in enumerate(docs)}
 
 
@@ -155,10 +179,10 @@ def test_every_assessment_state_has_one_line_of_text(state: str) -> None:
 def test_describe_unverified_report() -> None:
     r = api.parse_rollout(rollout())
     text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
-        r, describe.verify_report(REPORT_DIGEST, REPORT + " "))))
+        r, describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT + " ")))))
     assert f"Assessment: unverified (the rollout records {REPORT_DIGEST}, the report's content is sha256:" in text
     assert "gpu-operator  version" not in text
-    invalid = describe.verify_report(api.sha256_digest("{nope"), "{nope")
+    invalid = describe.assessment_document(rollouts.verify_report(api.sha256_digest("{nope"), "{nope"))
     compare(invalid["status"], expected="invalid")
 
 
@@ -183,7 +207,7 @@ def test_a_64_step_rollout_with_a_1_mib_report() -> None:
     report = json.dumps({"components": components, "summary": "s", "padding": "x" * (1024 * 1024)})
     r = api.parse_rollout(rollout(steps=steps))
     text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
-        r, describe.verify_report(api.sha256_digest(report), report))))
+        r, describe.assessment_document(rollouts.verify_report(api.sha256_digest(report), report)))))
     compare((text.count("release-"), text.count("  safe  ")), expected=(64, 128))
 
 
@@ -192,7 +216,7 @@ def test_the_describe_document_keeps_its_documented_keys() -> None:
     data = describe_result(**STATES["approved"]).data
     compare(list(data), expected=["rollout", "runtimeUID", "transition", "phase", "outcome", "deadline", "approval",
                                   "message", "inventory", "steps", "assessment", "records", "acknowledgements",
-                                  "overrides", "conditions"])
+                                  "overrides", "policyDecisions", "conditions"])  # policyDecisions: added
     compare(list(data["approval"]), expected=["required", "user", "expires", "reason", "revocation"])
     compare(list(data["steps"][0]), expected=["release", "operation", "assessment", "changesCRDs", "state", "message"])
     documented = (Path(__file__).resolve().parents[2] / "docs" / "output.md").read_text()

@@ -2,7 +2,6 @@
 is tested e2e)."""
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import io
 import math
@@ -12,14 +11,16 @@ from typing import Any
 import pytest
 from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
-from aicr_commands import _rollouts, wait
 from aicr_commands import list as listing
-from aicr_core import clock, watch
+from aicr_commands import wait
+from aicr_core import clock, rollouts, watch
 from aicr_core import operator_api as api
 from aicr_core import testing as kit
+from aicr_core.actions import APPROVE
 from aicr_core.app import CLEAR_SCREEN, AicrApp
 from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
+from aicr_core.hookspecs import PolicyContext
 from aicr_core.result import Progress, Result, Stream
 from aicr_renderers import durations
 from aicr_renderers.json import JsonRenderer
@@ -244,12 +245,13 @@ def test_an_empty_list_says_so_in_text_only() -> None:
 def test_the_policies_decide_at_the_instant_the_write_was_built() -> None:
     """`--expires 2h` is an approval of 2h to max-approval, even when the clock ticks before the policies run."""
     text = "apiVersion: aicr.run/v1alpha1\nkind: ApprovalPolicy\npolicies:\n  max-approval: {max: 1h}\n"
-    args = argparse.Namespace(operator_namespace="aicr-system", override=[])
     with Replacer() as replace:
         replace("aicr_core.clock.datetime", mock_datetime(NOW, delta=1))  # each now() a second after the last
         now = clock.now()
         approval = api.Approval("alice", now + dt.timedelta(hours=2), "r")
-        decision = _rollouts.decide(None, args, "approve", (text, "test"), "approve",  # type: ignore[arg-type]
-                                    kit.rollout(), kit.identity(), now, approval=approval)
+        decision = rollouts.decide_write(
+            APPROVE, approval, engine=rollouts.engine_for(rollouts.PolicyFile(text, "test")), rollout=kit.rollout(),
+            user=kit.identity(), context=PolicyContext("approve", {}, now=now), overrides=(),
+            read_assessment=lambda: kit.assessment())
     compare([(o.policy, o.messages) for o in decision.outcomes], expected=[
         ("max-approval", ["an approval of 2h is longer than the 1h allowed; pass --expires 1h or less"])])

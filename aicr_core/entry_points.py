@@ -1,4 +1,4 @@
-"""Find plugins through stevedore's entry-point cache; import only what is used.
+"""Find plugins (entry points) through stevedore's entry-point cache; import only what is used.
 
 Four groups (see setup.cfg): `aicr.commands`, `aicr.renderers`,
 `aicr.policies`, and `aicr.layouts` (the text layout of a result kind). Our

@@ -1,0 +1,239 @@
+"""The domain reads of a rollout command and the one decision on a write: what the CLI and the webhook share.
+
+- reads, through a session passed in (this module never imports the Kubernetes
+  client): the rollout, the cluster's policy file (or a local one), and the
+  assessment report with its verification;
+- `decide_write`: may this user write this approval, revocation or
+  acknowledgement? `approve`, `revoke`, `acknowledge`, `policy check` and the
+  admission webhook all decide through it, so they cannot disagree.
+
+Commands turn what these return into their documents; the webhook into its answer.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from aicr_core import operator_api as api
+from aicr_core import policy_file
+from aicr_core.actions import Action
+from aicr_core.errors import AicrError, Code, UsageError
+
+if TYPE_CHECKING:
+    from aicr_core.hookspecs import Identity, PolicyContext
+    from aicr_core.kube import Cluster
+    from aicr_core.policy import Decision, PolicyEngine
+
+
+# -- the rollout --------------------------------------------------------------------------------------
+
+def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
+    """GET one object; a 404 says which object in words (`what`), not the server's path."""
+    try:
+        return cluster.get(path)
+    except AicrError as err:
+        if err.code == Code.NOT_FOUND:
+            raise AicrError(Code.NOT_FOUND, f"{what} not found") from None
+        raise
+
+
+def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
+    return api.parse_rollout(get_object(cluster, api.rollout_path(name), f"rollout {name}"))
+
+
+# -- the policy file ----------------------------------------------------------------------------------
+
+class PolicyFile(NamedTuple):
+    """A policy file's text (None: there is none where it was looked for) and where it is, in words."""
+
+    text: str | None
+    source: str
+
+
+class PolicyFileUnreadable(AicrError):
+    """The user may not read the policy file (POLICY_ERROR)."""
+
+
+# Where the cluster's policy file lives is decided on the cluster, by whoever may write in kube-public
+# (cluster admins): no flag, environment variable or kubeconfig setting of an approver moves it
+# (docs/policies.md). The ConfigMap below names the namespace; without it, aicr-system.
+LOCATION_NAMESPACE = "kube-public"
+LOCATION_CONFIGMAP = "aicr-policy-location"
+LOCATION_KEY = "namespace"
+DEFAULT_POLICY_NAMESPACE = "aicr-system"
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def policy_namespace(cluster: Cluster) -> str:
+    """The namespace of the cluster's policy file, as the cluster's admins set it (one GET)."""
+    where = f"ConfigMap {LOCATION_NAMESPACE}/{LOCATION_CONFIGMAP}"
+    try:
+        configmap = cluster.get(api.configmap_path(LOCATION_NAMESPACE, LOCATION_CONFIGMAP))
+    except AicrError as err:
+        if err.code == Code.NOT_FOUND:
+            return DEFAULT_POLICY_NAMESPACE
+        if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
+            # Not knowing where the rules are must not mean having none (nor reading them elsewhere).
+            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read {where}, which says where the policy "
+                                       f"file lives: {err.message}; refusing (fail closed)") from None
+        raise
+    data = configmap.get("data") if isinstance(configmap, dict) else None
+    namespace = data.get(LOCATION_KEY) if isinstance(data, dict) else None
+    if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
+        raise AicrError(Code.POLICY_ERROR, f"{where} names no namespace in data.{LOCATION_KEY}; "
+                        "refusing (fail closed)")
+    return namespace
+
+
+def read_policy_file(cluster: Cluster) -> PolicyFile:
+    """The cluster's policy file, where the cluster says it is: two GETs. No ConfigMap: text None.
+
+    A file that cannot be read (no permission, no `policy.yaml` key) refuses:
+    not knowing the rules must not mean having none.
+    """
+    namespace = policy_namespace(cluster)
+    source = policy_file.configmap_source(namespace)
+    try:
+        configmap = cluster.get(api.configmap_path(namespace, policy_file.CONFIGMAP_NAME))
+    except AicrError as err:
+        if err.code == Code.NOT_FOUND:
+            return PolicyFile(None, source)
+        if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
+            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read the policy file {source}: {err.message}; "
+                                       "refusing (fail closed)") from None
+        raise
+    try:
+        return PolicyFile(policy_file.configmap_text(configmap, source), source)
+    except policy_file.PolicyFileError as err:
+        raise err.as_error() from None
+
+
+def read_local_policy_file(path: str) -> PolicyFile:
+    """`--policy-file PATH` or `policy validate FILE`; an unreadable path is a usage error, one that is no
+    regular file or too large a POLICY_ERROR (read no further than the limit)."""
+    from aicr_core import local_files
+
+    try:
+        return PolicyFile(local_files.read_text(path, policy_file.MAX_BYTES), path)
+    except local_files.Refused as refused:
+        raise policy_file.PolicyFileError(path, [f"(file): {refused}"]).as_error() from None
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise UsageError(f"--policy-file {path}: cannot read it: {reason}") from None
+
+
+def engine_for(file: PolicyFile | AicrError) -> PolicyEngine | AicrError:
+    """The policy engine of the installed policies under `file`, or why there is none (every write refused)."""
+    from aicr_core.policy import PolicyEngine, load_policies
+
+    if isinstance(file, AicrError):
+        return file
+    return PolicyEngine.build(load_policies(), file.text, file.source)
+
+
+# -- the assessment report ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReportRead:
+    """A rollout's assessment report as far as it could be read and verified.
+
+    `status`: `none` (the rollout records no report), `verified`, `unverified`
+    (no report.json, or its sha256 is not the recorded digest), `invalid`
+    (matches, but is not a report), `missing` (recorded, not found) or
+    `unavailable` (could not be read). `report` and `verdicts` only when verified.
+    """
+
+    status: str
+    digest: str | None = None
+    configmap: str | None = None  # namespace/name
+    report_digest: str | None = None  # sha256 of the report.json found
+    error: str | None = None
+    report: api.AssessmentReport | None = None  # the whole report (not with verdicts_only)
+    verdicts: tuple[api.ComponentVerdict, ...] = ()
+
+    def for_policies(self) -> api.Assessment:
+        """What an approval policy is given (`assessment`)."""
+        return api.Assessment(self.status, self.digest, self.verdicts if self.status == "verified" else ())
+
+
+def read_report(cluster: Cluster, namespace: str, digest: str | None) -> ReportRead:
+    """The report the rollout records, verified against its digest (one API read)."""
+    if digest is None:
+        return ReportRead("none")
+    name = api.assessment_configmap_name(digest)
+    where = f"{namespace}/{name}"
+    try:
+        configmap = cluster.get(api.configmap_path(namespace, name))
+    except AicrError as err:
+        if err.code == Code.NOT_FOUND:
+            return ReportRead("missing", digest, where)
+        if err.code == Code.FORBIDDEN:
+            return ReportRead("unavailable", digest, where, error=err.message)
+        raise
+    return verify_report(digest, api.report_text(configmap), where)
+
+
+def verify_report(digest: str, text: str | None, where: str | None = None, *,
+                  verdicts_only: bool = False) -> ReportRead:
+    """A report is trusted only when its sha256 is the digest the rollout records.
+
+    `verdicts_only` (a listing): the same verification and status, without parsing the rest of the report.
+    """
+    if text is None:
+        return ReportRead("unverified", digest, where)
+    actual = api.sha256_digest(text)
+    if actual != digest:
+        return ReportRead("unverified", digest, where, actual)
+    try:
+        if verdicts_only:
+            return ReportRead("verified", digest, where, actual, verdicts=api.report_verdicts(text))
+        report = api.parse_report(text)
+    except AicrError as err:
+        return ReportRead("invalid", digest, where, actual, error=err.message)
+    return ReportRead("verified", digest, where, actual, report=report, verdicts=tuple(
+        api.ComponentVerdict(c.component, c.verdict) for c in report.components))
+
+
+# -- the decision -------------------------------------------------------------------------------------
+
+def decide_write(action: Action, value: Any, *, engine: PolicyEngine | AicrError, rollout: api.Rollout,
+                 user: Identity, context: PolicyContext, overrides: Iterable[str],
+                 read_assessment: Callable[[], api.Assessment],
+                 may_write: Callable[[], bool] | None = None) -> Decision:
+    """Every active policy's verdict on writing `value` (what `action` proposes) on `rollout` as `user`.
+
+    `engine` is the policy engine, or why there is none: then every write is
+    refused with that error, except that when the user may read no policy
+    file (PolicyFileUnreadable) and may not write at all (`may_write`, an
+    access review, asked only then), no policy runs: the API server refuses
+    the write (`Decision.server_refuses` says so).
+    The assessment report is read (`read_assessment`) only when an active
+    policy's hook asks for it; a failed read refuses (fail closed), save the
+    command's own deadline or an interrupt, which end the command.
+    """
+    from aicr_core.policy import Decision
+
+    now = context.now
+    assert now is not None, "a write is decided at one instant"
+    if isinstance(engine, AicrError):
+        if isinstance(engine, PolicyFileUnreadable) and may_write is not None and not may_write():
+            decision = Decision(action.name, now, None, None, None)
+            decision.server_refuses = AicrError(
+                Code.FORBIDDEN, f"user {user.username} may not approve, revoke or acknowledge rollout "
+                f"{rollout.name}: approvers need update on {api.ROLLOUTS}/approve (the API server refuses "
+                "the write whatever the policies say)")
+            return decision
+        return Decision(action.name, now, None, None, engine)
+    proposed: dict[str, Any] = {action.argument: value}
+    if engine.wants(action, "assessment"):  # one more read, only when needed
+        try:
+            proposed["assessment"] = read_assessment()
+        except AicrError as err:
+            if err.code in (Code.TIMEOUT, Code.INTERRUPTED):
+                raise
+            failed = AicrError(Code.POLICY_ERROR, f"cannot read the assessment report: {err.message}; "
+                               "refusing (fail closed)")
+            return Decision(action.name, now, engine.source, engine.digest, failed)
+    return engine.decision(action, rollout=rollout, user=user, context=context, overrides=overrides, **proposed)
