@@ -105,7 +105,7 @@ def parser() -> argparse.ArgumentParser:
                    help="credentials to read the policy file; without it, the pod's service account")
     p.add_argument("--operator-namespace", default="aicr-system", metavar="NAMESPACE",
                    help="where assessment reports live (default aicr-system); the policy file is where the "
-                        "cluster says (ConfigMap kube-public/aicr-policy-location), as for kubectl aicr")
+                        "cluster says (the ClusterRuntime's annotation aicr.run/policy-namespace), as for kubectl aicr")
     p.add_argument("--request-timeout", type=seconds, default=5.0, metavar="DURATION",
                    help="the whole of one request: TLS handshake, headers, body, decision (default 5s)")
     p.add_argument("--tls-handshake-timeout", type=seconds, default=3.0, metavar="DURATION",

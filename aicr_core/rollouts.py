@@ -56,34 +56,38 @@ class PolicyFileUnreadable(AicrError):
     """The user may not read the policy file (POLICY_ERROR)."""
 
 
-# Where the cluster's policy file lives is decided on the cluster, by whoever may write in kube-public
-# (cluster admins): no flag, environment variable or kubeconfig setting of an approver moves it
-# (docs/policies.md). The ConfigMap below names the namespace; without it, aicr-system.
-LOCATION_NAMESPACE = "kube-public"
-LOCATION_CONFIGMAP = "aicr-policy-location"
-LOCATION_KEY = "namespace"
+# Where the cluster's policy file lives is decided on the cluster, by whoever may annotate its
+# ClusterRuntime (the operator and cluster admins; the operator's approver role may only get it): no flag,
+# environment variable or kubeconfig setting of an approver moves it (docs/policies.md). Every approver
+# may read the runtime under the operator's own RBAC, so nothing of ours needs granting. The annotation
+# names the namespace; without it (or without a runtime), aicr-system.
+LOCATION_ANNOTATION = "aicr.run/policy-namespace"
 DEFAULT_POLICY_NAMESPACE = "aicr-system"
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def policy_namespace(cluster: Cluster) -> str:
     """The namespace of the cluster's policy file, as the cluster's admins set it (one GET)."""
-    where = f"ConfigMap {LOCATION_NAMESPACE}/{LOCATION_CONFIGMAP}"
+    where = f"the ClusterRuntime {api.RUNTIME_NAME}'s annotation {LOCATION_ANNOTATION}"
     try:
-        configmap = cluster.get(api.configmap_path(LOCATION_NAMESPACE, LOCATION_CONFIGMAP))
+        runtime = cluster.get(api.runtime_path())
     except AicrError as err:
         if err.code == Code.NOT_FOUND:
             return DEFAULT_POLICY_NAMESPACE
         if err.code in (Code.FORBIDDEN, Code.UNAUTHORIZED):
             # Not knowing where the rules are must not mean having none (nor reading them elsewhere).
-            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read {where}, which says where the policy "
-                                       f"file lives: {err.message}; refusing (fail closed)") from None
+            raise PolicyFileUnreadable(Code.POLICY_ERROR, f"cannot read the ClusterRuntime {api.RUNTIME_NAME}, "
+                                       f"whose annotation {LOCATION_ANNOTATION} says where the policy file "
+                                       f"lives: {err.message}; refusing (fail closed)") from None
         raise
-    data = configmap.get("data") if isinstance(configmap, dict) else None
-    namespace = data.get(LOCATION_KEY) if isinstance(data, dict) else None
+    metadata = runtime.get("metadata") if isinstance(runtime, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict) or LOCATION_ANNOTATION not in annotations:
+        return DEFAULT_POLICY_NAMESPACE
+    namespace = annotations[LOCATION_ANNOTATION]
     if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
-        raise AicrError(Code.POLICY_ERROR, f"{where} names no namespace in data.{LOCATION_KEY}; "
-                        "refusing (fail closed)")
+        shown = repr(namespace[:80]) if isinstance(namespace, str) else type(namespace).__name__
+        raise AicrError(Code.POLICY_ERROR, f"{where} is no namespace name ({shown}); refusing (fail closed)")
     return namespace
 
 

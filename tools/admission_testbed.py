@@ -34,7 +34,7 @@ import testbed
 ADMISSION_MANIFESTS = testbed.MANIFESTS / "admission"
 IDENTITY = "system:serviceaccount:aicr-system:aicr-admission"
 IDENTITY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:aicr-system")
-RBAC_KINDS = ("ServiceAccount", "Role", "RoleBinding")
+RBAC_KINDS = ("ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
 BIN = Path(sys.executable).parent
 
 
@@ -164,7 +164,7 @@ class Webhook:
 
     # -- the cluster side -------------------------------------------------------------------------
     def apply_rbac(self) -> None:
-        """The manifests' ServiceAccount, Roles and RoleBindings (the policy file's, the Events'), as shipped."""
+        """The manifests' ServiceAccount, roles and bindings (runtime, policy file, Events), as shipped."""
         docs = [d for name in ("50-admission-webhook.yaml", "52-admission-events.yaml")
                 for d in manifest_documents(name) if d["kind"] in RBAC_KINDS]
         self.plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))

@@ -347,7 +347,6 @@ class ControlPlane:
 
     def _apply_manifests(self) -> None:
         self.kubectl("apply", "-f", str(MANIFESTS))
-        self.kubectl("apply", "-f", str(MANIFESTS / "policy"))  # where the policy file is: everyone may read it
         self.kubectl("apply", "-f", str(TEST_MANIFESTS))
         self.kubectl("wait", "--for=condition=Established", "--timeout=60s",
                      f"crd/runtimerollouts.{GROUP}", f"crd/clusterruntimes.{GROUP}")

@@ -42,14 +42,21 @@ def test_the_webhook_is_registered_fail_closed_for_approver_writes_only() -> Non
                                                        "path": "/validate", "port": 443})
 
 
-def test_its_service_account_may_read_the_policy_file_and_nothing_more() -> None:
+def test_its_service_account_may_read_the_runtime_and_the_policy_file_and_nothing_more() -> None:
     docs = documents()
     compare(docs[("Role", "aicr-admission-policy-reader")]["rules"], expected=[
         {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["aicr-approval-policy"],
          "verbs": ["get", "list", "watch"]}])
     compare(docs[("RoleBinding", "aicr-admission-policy-reader")]["subjects"],
             expected=[{"kind": "ServiceAccount", "name": "aicr-admission", "namespace": "aicr-system"}])
-    assert not any(kind in ("ClusterRole", "ClusterRoleBinding") for kind, _ in docs)
+    cluster_wide = {(kind, name) for kind, name in docs if kind in ("ClusterRole", "ClusterRoleBinding")}
+    compare(cluster_wide, expected={("ClusterRole", "aicr-admission-runtime-reader"),
+                                    ("ClusterRoleBinding", "aicr-admission-runtime-reader")})
+    compare(docs[("ClusterRole", "aicr-admission-runtime-reader")]["rules"], expected=[  # where the policy file is
+        {"apiGroups": ["operator.aicr.run"], "resources": ["clusterruntimes"], "resourceNames": ["cluster"],
+         "verbs": ["get"]}])
+    compare(docs[("ClusterRoleBinding", "aicr-admission-runtime-reader")]["subjects"],
+            expected=[{"kind": "ServiceAccount", "name": "aicr-admission", "namespace": "aicr-system"}])
 
 
 def test_the_webhook_may_record_events_in_default_and_approvers_may_read_them() -> None:

@@ -102,7 +102,7 @@ def test_policy_warnings_are_not_printed_before_a_refusal(aicr: Aicr, tmp_path: 
               "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
               "data": {"policy.yaml": WARN_POLICY}}
     won = rollout(approval={"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "CHG-1"})
-    nowhere = status(404, "configmaps not found", "NotFound")  # kube-public names no place: aicr-system
+    nowhere = status(404, "clusterruntimes not found", "NotFound")  # no runtime names a place: aicr-system
     script = [Respond(201, me), Respond(200, ROLLOUT), nowhere, Respond(200, policy),
               status(409, "the object has been modified", "Conflict"), Respond(200, won)]
     with fake_apiserver(tmp_path, script) as server:

@@ -83,7 +83,7 @@ def test_client_dry_run_checks_permissions_and_sends_no_write(aicr: Aicr, plane:
     compare([r.split("?")[0] for r in requests], expected=[
         "POST /apis/authentication.k8s.io/v1/selfsubjectreviews",
         f"GET /apis/operator.aicr.run/v1alpha1/runtimerollouts/{name}",
-        "GET /api/v1/namespaces/kube-public/configmaps/aicr-policy-location",  # where the cluster keeps them,
+        "GET /apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster",  # where the cluster keeps them,
         "GET /api/v1/namespaces/aicr-system/configmaps/aicr-approval-policy",  # the policies, as for real
         "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
         "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews"])

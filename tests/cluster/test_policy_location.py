@@ -25,6 +25,7 @@ from support.windows import windows_except_now
 HEAD = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy"}
 CLUSTER_FILE = "ConfigMap aicr-system/aicr-approval-policy (key policy.yaml)"
 TEAM_FILE = "ConfigMap team/aicr-approval-policy (key policy.yaml)"
+LOCATION = "aicr.run/policy-namespace"  # on the ClusterRuntime: set by cluster admins only
 BOB_APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "CHG-1 maintenance"}
 
 
@@ -55,7 +56,7 @@ def strict_cluster(plane: testbed.ControlPlane) -> Iterator[None]:
                                                                   *team_reader]}))
     yield
     plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
-    plane.kubectl("delete", "configmap", "-n", "kube-public", "aicr-policy-location", "--ignore-not-found")
+    plane.kubectl("annotate", "clusterruntime", "cluster", f"{LOCATION}-", check=False)
     plane.kubectl("delete", "namespace", "team", "--ignore-not-found", "--wait=false")
 
 
@@ -111,7 +112,8 @@ def test_an_admin_moves_the_policy_file_and_every_write_records_which_file_decid
         aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, strict_cluster: None) -> None:
     name = seed.rollout()
     alice = plane.kubeconfig_for("alice")
-    plane.kubectl("create", "configmap", "-n", "kube-public", "aicr-policy-location", "--from-literal=namespace=team")
+    seed.runtime()
+    plane.kubectl("annotate", "--overwrite", "clusterruntime", "cluster", f"{LOCATION}=team")
     proc = aicr("approve", name, "--reason", "CHG-1 upgrade", kubeconfig=alice)
     compare(proc.returncode, expected=0, suffix=proc.stderr)  # the team's lenient file decides now: the admin said so
     team_text = json.loads(plane.kubectl("get", "configmap", "-n", "team", "aicr-approval-policy", "-o",
@@ -124,16 +126,18 @@ def test_an_admin_moves_the_policy_file_and_every_write_records_which_file_decid
     assert f"Decided by:   approve by alice under {TEAM_FILE} {testbed.digest_of(team_text)[:23]}" in text, text
 
     # An approver cannot make the pointer say otherwise, nor remove it.
-    for verb in (["delete", "configmap", "-n", "kube-public", "aicr-policy-location"],
-                 ["patch", "configmap", "-n", "kube-public", "aicr-policy-location", "--type=merge",
-                  "-p", '{"data":{"namespace":"elsewhere"}}']):
+    for verb in (["annotate", "clusterruntime", "cluster", f"{LOCATION}-"],
+                 ["annotate", "--overwrite", "clusterruntime", "cluster", f"{LOCATION}=elsewhere"],
+                 ["delete", "clusterruntime", "cluster"]):
         denied = plane.kubectl(*verb, user="alice", check=False)
         assert denied.returncode != 0 and "forbidden" in denied.stderr, denied.stderr
 
 
 def test_a_pointer_that_names_no_namespace_refuses_every_write(
         aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, strict_cluster: None) -> None:
-    plane.kubectl("create", "configmap", "-n", "kube-public", "aicr-policy-location", "--from-literal=ns=team")
+    seed.runtime()
+    plane.kubectl("annotate", "--overwrite", "clusterruntime", "cluster", f"{LOCATION}=Team_A")
     proc = aicr("approve", seed.rollout(), "--reason", "CHG-1 upgrade", kubeconfig=plane.kubeconfig_for("alice"))
-    compare(error_line(proc), expected="error: [POLICY_ERROR] ConfigMap kube-public/aicr-policy-location names no "
-                                       "namespace in data.namespace; refusing (fail closed)", suffix=proc.stderr)
+    compare(error_line(proc), expected="error: [POLICY_ERROR] the ClusterRuntime cluster's annotation "
+                                       "aicr.run/policy-namespace is no namespace name ('Team_A'); refusing (fail "
+                                       "closed)", suffix=proc.stderr)
