@@ -297,7 +297,9 @@ def test_warn_mode_prints_and_writes(aicr: Aicr, plane: testbed.ControlPlane, se
 APPROVE_ONLY = [
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "test-approve-only"},
      "rules": [{"apiGroups": ["operator.aicr.run"], "resources": ["runtimerollouts"], "verbs": ["get", "patch"]},
-               {"apiGroups": ["operator.aicr.run"], "resources": ["runtimerollouts/approve"], "verbs": ["update"]}]},
+               {"apiGroups": ["operator.aicr.run"], "resources": ["runtimerollouts/approve"], "verbs": ["update"]},
+               # the runtime, whose annotation says where the policy file is (docs/policies.md)
+               {"apiGroups": ["operator.aicr.run"], "resources": ["clusterruntimes"], "verbs": ["get"]}]},
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
      "metadata": {"name": "test-approve-only"},
      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "test-approve-only"},

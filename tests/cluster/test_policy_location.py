@@ -141,3 +141,29 @@ def test_a_pointer_that_names_no_namespace_refuses_every_write(
     compare(error_line(proc), expected="error: [POLICY_ERROR] the ClusterRuntime cluster's annotation "
                                        "aicr.run/policy-namespace is no namespace name ('Team_A'); refusing (fail "
                                        "closed)", suffix=proc.stderr)
+
+
+def test_an_approver_who_cannot_read_the_runtime_is_refused(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, strict_cluster: None) -> None:
+    """Not knowing where the rules are must not mean having none, nor reading them elsewhere."""
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "test-no-runtime"},
+            "rules": [{"apiGroups": ["operator.aicr.run"], "resources": ["runtimerollouts"], "verbs": ["get", "patch"]},
+                      {"apiGroups": ["operator.aicr.run"], "resources": ["runtimerollouts/approve"],
+                       "verbs": ["update"]}]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "test-no-runtime"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "test-no-runtime"},
+               "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "test:no-runtime"}]}
+    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [role, binding]}))
+    try:
+        name = seed.rollout()
+        proc = aicr("approve", name, "--reason", "CHG-1 upgrade", "--as", "carol", "--as-group", "test:no-runtime",
+                    kubeconfig=plane.kubeconfig_for("admin"))
+        compare(proc.returncode, expected=1, suffix=proc.stderr)
+        assert error_line(proc).startswith("error: [POLICY_ERROR] cannot read the ClusterRuntime cluster, whose "
+                                           "annotation aicr.run/policy-namespace says where the policy file lives: "), \
+            proc.stderr
+        compare(spec(plane, name).get("approval"), expected=None)
+    finally:
+        plane.kubectl("delete", "clusterrolebinding,clusterrole", "test-no-runtime", "--ignore-not-found")
