@@ -278,3 +278,23 @@ def test_impersonation_and_the_request_timeout_apply_to_every_cluster(aicr: Aicr
                 assert ("impersonate-user", "bob") in headers, headers
                 compare([v for n, v in headers if n == "impersonate-group"], expected=["aicr:approvers", "x"])
                 assert ("authorization", f"Bearer {token}") in headers  # each cluster's own credentials
+
+
+@pytest.mark.parametrize("case", ["as-uid", "request-log-folder"])
+def test_a_bad_flag_or_setting_is_the_commands_usage_error_not_each_clusters(aicr: Aicr, kubeconfig: Path,
+                                                                             tmp_path: Path, case: str) -> None:
+    """A USAGE a cluster's turn finds is the command's: one `error: [USAGE]` line, exit 2, no context named."""
+    args = ["list", "--contexts", "gpu-lab-1,cpu-dev"]
+    env: dict[str, str] = {}
+    if case == "as-uid":
+        args += ["--as-uid", "x"]
+        message = "requesting uid, groups or user-extra without impersonating a user"
+    else:
+        env["AICR_REQUEST_LOG"] = str(tmp_path)
+        message = "cannot be written to"
+    proc = aicr(*args, kubeconfig=kubeconfig, **env)
+    compare(proc.returncode, expected=2, suffix=proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    compare(len(lines), expected=1, suffix=proc.stderr)
+    assert lines[0].startswith("error: [USAGE] ") and message in lines[0] and "context " not in lines[0], lines
+    compare(proc.stdout, expected="")
