@@ -236,10 +236,11 @@ def test_sigterm_leaves_no_credential_file_of_any_cluster(kubectl: str, tmp_path
         deadline = time.monotonic() + 20
         while not (one.accepted and two.accepted) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert one.accepted and two.accepted and len(list(tmp.iterdir())) >= 4, list(tmp.iterdir())
+        written = [p for p in tmp.rglob("*") if p.is_file()]  # in the process's private folder under TMPDIR
+        assert one.accepted and two.accepted and len(written) >= 4, written
         proc.send_signal(signal.SIGTERM)  # kubectl execs the plugin: this is its process
         _, stderr = proc.communicate(timeout=20)
-    compare((sorted(p.name for p in tmp.iterdir()), "Traceback" in stderr), expected=([], False))
+    compare((sorted(p.name for p in tmp.rglob("*")), "Traceback" in stderr), expected=([], False))
 
 
 def test_list_ends_at_a_trickling_clusters_deadline(aicr: Aicr, tmp_path: Path) -> None:
@@ -298,3 +299,46 @@ def test_a_bad_flag_or_setting_is_the_commands_usage_error_not_each_clusters(aic
     compare(len(lines), expected=1, suffix=proc.stderr)
     assert lines[0].startswith("error: [USAGE] ") and message in lines[0] and "context " not in lines[0], lines
     compare(proc.stdout, expected="")
+
+
+@pytest.mark.parametrize("ending", ["exit", "SIGTERM", "SIGINT"])
+def test_no_credential_file_is_left_behind_by_a_cluster_whose_plugin_hangs(kubectl: str, tmp_path: Path,
+                                                                          ending: str) -> None:
+    """A cluster cut short by its deadline (its plugin hung) leaves no key file of any cluster in TMPDIR."""
+    from support.harness import aicr_env
+
+    marker = f"sleep {os.getpid() % 1000 + 987000}"
+    plugin = tmp_path / "hang.sh"
+    plugin.write_text(f"#!/bin/sh\n{marker}\n")
+    plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
+    dirs = [tmp_path / d for d in ("a", "b", "c")]
+    for d in dirs:
+        d.mkdir()
+    with fake_apiserver(dirs[0], [Silent()]) as one, fake_apiserver(dirs[1], [Silent()]) as two, \
+            fake_apiserver(dirs[2], [Silent()]) as behind_plugin:
+        entries: dict[str, tuple[FakeApiServer, dict[str, Any]]] = {}
+        for name, server in (("one", one), ("two", two)):
+            pair = server.client_certificate(f"mallory-{name}")
+            entries[name] = (server, {"client-certificate-data": testbed.b64(pair.cert_pem),
+                                      "client-key-data": testbed.b64(pair.key_pem)})
+        entries["hung"] = (behind_plugin, {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                    "command": str(plugin), "interactiveMode": "Never"}})
+        kc = fleet_kubeconfig(tmp_path / "kc", entries)
+        tmp = tmp_path / "tmp"
+        tmp.mkdir()
+        # One at a time: at a signal, clusters are still waiting for their turn, which must not begin then.
+        proc = subprocess.Popen([kubectl, "aicr", "version", "--all-contexts", "--request-timeout", "2s",
+                                 "--parallel", "1"],
+                                env=aicr_env(tmp_path, kc, TMPDIR=str(tmp)), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        if ending != "exit":
+            deadline = time.monotonic() + 20
+            while not one.accepted and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert one.accepted, proc.stderr
+            proc.send_signal(signal.SIGTERM if ending == "SIGTERM" else signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    time.sleep(0.5)  # a worker left behind would write after the exit's clean-up
+    compare((sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")), "Traceback" in stderr),
+            expected=([], False), suffix=stderr)
+    compare(subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout, expected="")
