@@ -342,3 +342,11 @@ def test_no_credential_file_is_left_behind_by_a_cluster_whose_plugin_hangs(kubec
     compare((sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")), "Traceback" in stderr),
             expected=([], False), suffix=stderr)
     compare(subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout, expected="")
+
+
+def test_a_list_where_every_cluster_failed_prints_nothing_on_stdout(aicr: Aicr, kubeconfig: Path) -> None:
+    proc = aicr("list", "--contexts", "gpu-*", kubeconfig=kubeconfig)
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    compare(proc.stdout, expected="")
+    compare(len([line for line in proc.stderr.splitlines() if line.startswith("error: [UNAVAILABLE] context ")]),
+            expected=3, suffix=proc.stderr)
