@@ -350,3 +350,18 @@ def test_a_list_where_every_cluster_failed_prints_nothing_on_stdout(aicr: Aicr, 
     compare(proc.stdout, expected="")
     compare(len([line for line in proc.stderr.splitlines() if line.startswith("error: [UNAVAILABLE] context ")]),
             expected=3, suffix=proc.stderr)
+
+
+def test_a_dry_run_of_waves_lists_an_unreachable_cluster_of_a_later_wave_in_errors(aicr: Aicr, kubeconfig: Path,
+                                                                                   tmp_path: Path) -> None:
+    text = "waves: [{name: canary, contexts: [gpu-lab-1]}, {name: rest, contexts: ['*']}]"
+    proc = aicr("approve", "--plan", PLAN, "--waves", waves(tmp_path, text), "--reason", "x", "--dry-run=client",
+                "-o", "json", kubeconfig=kubeconfig)
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    document = json.loads(proc.stdout)
+    compare([(i["context"], i["wave"], i["result"], i["code"]) for i in document["items"]],
+            expected=[(c, "canary" if c == "gpu-lab-1" else "rest", "failed", "UNAVAILABLE") for c in CONTEXTS])
+    compare([(e["context"], e["code"]) for e in document["errors"]], expected=[(c, "UNAVAILABLE") for c in CONTEXTS])
+    assert all(not e["message"].startswith("[") for e in document["errors"]), document["errors"]
+    compare(len([line for line in proc.stderr.splitlines() if line.startswith("error: [UNAVAILABLE] context ")]),
+            expected=4, suffix=proc.stderr)
