@@ -126,6 +126,8 @@ def write_one(command: AicrCommand, args: argparse.Namespace, verb: Verb, turn: 
     try:
         result = _fleet.run_single(command, args, turn, rollout=rollout)
     except AicrError as err:
+        if err.code is Code.USAGE:  # the command's usage error (the fleet re-raises it), not this rollout's refusal
+            raise
         return refusal_item(turn.context, rollout, err), ()
     return item(turn.context, verb.done, rollout, None, written_message(result)), result.warnings
 

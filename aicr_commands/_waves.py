@@ -120,7 +120,12 @@ class _Run:
                 state = (f"[{outcome.error.code}] {outcome.error.message}" if outcome.error is not None
                          else describe_state(outcome.value))
                 yield self.progress(f"wave {wave.name}: {outcome.context}: {state}")
-                if wave is not self.assignment[0][0]:
+                if wave is self.assignment[0][0]:
+                    continue  # the first wave's own turn says what happened there
+                if outcome.error is not None and self.dry:  # a dry run ends here: the failure is this cluster's
+                    self.settle(outcome.context, FAILED, None, str(outcome.error.code),
+                                _fleet.one_line(outcome.error, outcome.context))
+                else:
                     self.items[outcome.context]["message"] = state
 
     def confirmed(self) -> bool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 
 from aicr_commands import _fleet, _rollouts
 from aicr_core import fleet
@@ -112,7 +113,13 @@ def check(args: argparse.Namespace) -> Result:
     check_inputs(args)
     session = _rollouts.RolloutWrite(args, ACTIONS[args.action], writes=False)  # reads --policy-file first
     now = clock.now()
-    value = session.propose(now)  # the real command's own refusals first
+    try:
+        value = session.propose(now)  # the real command's own refusals first
+    except AicrError as err:
+        if getattr(args, "fleet_session", None) is None:
+            raise
+        # Across clusters a refusal is that cluster's decision, not its failure: its item says so.
+        return own_refusal(args, session, err, now, without_reason)
     if without_reason:  # a policy that reads the reason is skipped (NotGiven), never run on a placeholder
         value = without(value, "reason", "--reason TEXT")
     record = session.decision(value, now).record()
@@ -131,3 +138,18 @@ def check_inputs(args: argparse.Namespace) -> None:
         check_reason(args, f"policy check --action {args.action}")
     if args.action == "approve":
         check_expires(args, clock.now())  # as approve checks it: before any API call
+
+
+def own_refusal(args: argparse.Namespace, session: _rollouts.RolloutWrite, err: AicrError, now: datetime,
+                without_reason: bool) -> Result:
+    """The real command's own refusal (NOT_APPROVED, ENDED, ...) as a decision: no policy ran, none was read."""
+    from aicr_core import clock
+    from aicr_core import operator_api as api
+
+    me = session.me
+    return Result("PolicyDecision", {
+        "rollout": session.rollout.name, "user": {"username": me.username, "groups": list(me.groups)},
+        "withoutReason": without_reason, "action": args.action, "time": clock.format_time(now),
+        "policyFile": None, "allowed": False, "code": str(err.code), "message": err.message,
+        "errors": list(err.details), "overrideProblems": [], "policies": []},
+        names=(api.rollout_reference(session.rollout.name),), exit_code=1)

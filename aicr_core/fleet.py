@@ -342,6 +342,10 @@ class Fleet:
                 continue
             if isinstance(event, Outcome):
                 left -= 1
+                if event.error is not None and event.error.code is Code.USAGE:
+                    # A bad flag or environment value is the command's usage error, never one cluster's
+                    # failure: `error: [USAGE] ...`, exit 2, without a context of its own.
+                    raise event.error
             yield event
 
     @staticmethod

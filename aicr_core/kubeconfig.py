@@ -34,7 +34,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader
 
-from aicr_core import bounded_json
+from aicr_core import bounded_json, private_temp
 from aicr_core.connection_flags import Overrides
 from aicr_core.deadline import Alarm, Deadline
 from aicr_core.errors import AicrError, Code
@@ -109,6 +109,7 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
     })
     configuration = Configuration()
     configuration.retries = False  # never retry behind the deadline's back
+    private_temp.use()  # the client's key files, in a folder removed at exit whatever a worker still does
     try:
         with deadline.enforced("loading the credentials"):
             _Loader(config, deadline).load_and_set(configuration)

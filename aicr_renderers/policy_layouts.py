@@ -9,14 +9,18 @@ from aicr_renderers import colours
 
 def policy_decision(d: dict[str, Any]) -> list[str]:
     user = d.get("user") or {}
+    refused_first = "policyFile" in d and d["policyFile"] is None  # the command's own refusal: no policy ran
     lines = [f"{value(d.get('action'))} {value(d.get('rollout'))} as {value(user.get('username'))} "
-             f"at {value(d.get('time'))}", f"Policy file: {policy_file_text(d.get('policyFile'))}", ""]
+             f"at {value(d.get('time'))}", f"Policy file: {policy_file_text(d.get('policyFile'))}" if not refused_first
+             else "Policy file: not read (the command refuses before its policies)", ""]
     policies = d.get("policies") or []
     if policies:
         lines += table(["VERDICT", "POLICY", "MODE", "MESSAGE (FACTS)"], [
             [colours.policy_verdict(value(p.get("verdict")), p.get("verdict")), value(p.get("name")),
              value(p.get("mode")), outcome_text(p)]
             for p in policies], indent="")
+    elif refused_first:
+        lines.append(f"no policy ran: {value(d.get('action'))} refuses this rollout itself")
     elif not d.get("errors"):
         lines.append(f"no active policy decides {value(d.get('action'))}")
     lines += [f"  {value(line)}" for line in [*(d.get("errors") or []), *(d.get("overrideProblems") or [])]]

@@ -236,10 +236,11 @@ def test_sigterm_leaves_no_credential_file_of_any_cluster(kubectl: str, tmp_path
         deadline = time.monotonic() + 20
         while not (one.accepted and two.accepted) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert one.accepted and two.accepted and len(list(tmp.iterdir())) >= 4, list(tmp.iterdir())
+        written = [p for p in tmp.rglob("*") if p.is_file()]  # in the process's private folder under TMPDIR
+        assert one.accepted and two.accepted and len(written) >= 4, written
         proc.send_signal(signal.SIGTERM)  # kubectl execs the plugin: this is its process
         _, stderr = proc.communicate(timeout=20)
-    compare((sorted(p.name for p in tmp.iterdir()), "Traceback" in stderr), expected=([], False))
+    compare((sorted(p.name for p in tmp.rglob("*")), "Traceback" in stderr), expected=([], False))
 
 
 def test_list_ends_at_a_trickling_clusters_deadline(aicr: Aicr, tmp_path: Path) -> None:
@@ -278,3 +279,89 @@ def test_impersonation_and_the_request_timeout_apply_to_every_cluster(aicr: Aicr
                 assert ("impersonate-user", "bob") in headers, headers
                 compare([v for n, v in headers if n == "impersonate-group"], expected=["aicr:approvers", "x"])
                 assert ("authorization", f"Bearer {token}") in headers  # each cluster's own credentials
+
+
+@pytest.mark.parametrize("case", ["as-uid", "request-log-folder"])
+def test_a_bad_flag_or_setting_is_the_commands_usage_error_not_each_clusters(aicr: Aicr, kubeconfig: Path,
+                                                                             tmp_path: Path, case: str) -> None:
+    """A USAGE a cluster's turn finds is the command's: one `error: [USAGE]` line, exit 2, no context named."""
+    args = ["list", "--contexts", "gpu-lab-1,cpu-dev"]
+    env: dict[str, str] = {}
+    if case == "as-uid":
+        args += ["--as-uid", "x"]
+        message = "requesting uid, groups or user-extra without impersonating a user"
+    else:
+        env["AICR_REQUEST_LOG"] = str(tmp_path)
+        message = "cannot be written to"
+    proc = aicr(*args, kubeconfig=kubeconfig, **env)
+    compare(proc.returncode, expected=2, suffix=proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    compare(len(lines), expected=1, suffix=proc.stderr)
+    assert lines[0].startswith("error: [USAGE] ") and message in lines[0] and "context " not in lines[0], lines
+    compare(proc.stdout, expected="")
+
+
+@pytest.mark.parametrize("ending", ["exit", "SIGTERM", "SIGINT"])
+def test_no_credential_file_is_left_behind_by_a_cluster_whose_plugin_hangs(kubectl: str, tmp_path: Path,
+                                                                          ending: str) -> None:
+    """A cluster cut short by its deadline (its plugin hung) leaves no key file of any cluster in TMPDIR."""
+    from support.harness import aicr_env
+
+    marker = f"sleep {os.getpid() % 1000 + 987000}"
+    plugin = tmp_path / "hang.sh"
+    plugin.write_text(f"#!/bin/sh\n{marker}\n")
+    plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
+    dirs = [tmp_path / d for d in ("a", "b", "c")]
+    for d in dirs:
+        d.mkdir()
+    with fake_apiserver(dirs[0], [Silent()]) as one, fake_apiserver(dirs[1], [Silent()]) as two, \
+            fake_apiserver(dirs[2], [Silent()]) as behind_plugin:
+        entries: dict[str, tuple[FakeApiServer, dict[str, Any]]] = {}
+        for name, server in (("one", one), ("two", two)):
+            pair = server.client_certificate(f"mallory-{name}")
+            entries[name] = (server, {"client-certificate-data": testbed.b64(pair.cert_pem),
+                                      "client-key-data": testbed.b64(pair.key_pem)})
+        entries["hung"] = (behind_plugin, {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                    "command": str(plugin), "interactiveMode": "Never"}})
+        kc = fleet_kubeconfig(tmp_path / "kc", entries)
+        tmp = tmp_path / "tmp"
+        tmp.mkdir()
+        # One at a time: at a signal, clusters are still waiting for their turn, which must not begin then.
+        proc = subprocess.Popen([kubectl, "aicr", "version", "--all-contexts", "--request-timeout", "2s",
+                                 "--parallel", "1"],
+                                env=aicr_env(tmp_path, kc, TMPDIR=str(tmp)), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        if ending != "exit":
+            deadline = time.monotonic() + 20
+            while not one.accepted and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert one.accepted, proc.stderr
+            proc.send_signal(signal.SIGTERM if ending == "SIGTERM" else signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    time.sleep(0.5)  # a worker left behind would write after the exit's clean-up
+    compare((sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")), "Traceback" in stderr),
+            expected=([], False), suffix=stderr)
+    compare(subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout, expected="")
+
+
+def test_a_list_where_every_cluster_failed_prints_nothing_on_stdout(aicr: Aicr, kubeconfig: Path) -> None:
+    proc = aicr("list", "--contexts", "gpu-*", kubeconfig=kubeconfig)
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    compare(proc.stdout, expected="")
+    compare(len([line for line in proc.stderr.splitlines() if line.startswith("error: [UNAVAILABLE] context ")]),
+            expected=3, suffix=proc.stderr)
+
+
+def test_a_dry_run_of_waves_lists_an_unreachable_cluster_of_a_later_wave_in_errors(aicr: Aicr, kubeconfig: Path,
+                                                                                   tmp_path: Path) -> None:
+    text = "waves: [{name: canary, contexts: [gpu-lab-1]}, {name: rest, contexts: ['*']}]"
+    proc = aicr("approve", "--plan", PLAN, "--waves", waves(tmp_path, text), "--reason", "x", "--dry-run=client",
+                "-o", "json", kubeconfig=kubeconfig)
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    document = json.loads(proc.stdout)
+    compare([(i["context"], i["wave"], i["result"], i["code"]) for i in document["items"]],
+            expected=[(c, "canary" if c == "gpu-lab-1" else "rest", "failed", "UNAVAILABLE") for c in CONTEXTS])
+    compare([(e["context"], e["code"]) for e in document["errors"]], expected=[(c, "UNAVAILABLE") for c in CONTEXTS])
+    assert all(not e["message"].startswith("[") for e in document["errors"]), document["errors"]
+    compare(len([line for line in proc.stderr.splitlines() if line.startswith("error: [UNAVAILABLE] context ")]),
+            expected=4, suffix=proc.stderr)

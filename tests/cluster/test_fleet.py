@@ -216,6 +216,21 @@ def test_version_and_policy_check_across_clusters(aicr: Aicr, fleet: Fleet) -> N
         assert "approval" not in rollout_spec(m, names[m.context])  # a check writes nothing
 
 
+def test_the_commands_own_refusal_is_its_clusters_decision(aicr: Aicr, fleet: Fleet) -> None:
+    """policy check --action revoke of a rollout not approved: that cluster's decision (refused), not an error."""
+    digest, names = fleet.seed_plan()
+    args = ("policy", "check", "--plan", digest, "--contexts", CONTEXTS[0], "--action", "revoke", "--reason", "x")
+    text = aicr(*args, kubeconfig=fleet.kubeconfig)
+    compare((text.returncode, text.stderr), expected=(1, ""))
+    assert "No cluster answered." not in text.stdout, text.stdout
+    assert text.stdout.startswith(f"== {CONTEXTS[0]} ==\n"), text.stdout
+    assert "revoke would be refused: [NOT_APPROVED]" in text.stdout, text.stdout
+    document = json.loads(aicr(*args, "-o", "json", kubeconfig=fleet.kubeconfig).stdout)
+    compare([(i["context"], i["rollout"], i["allowed"], i["code"]) for i in document["items"]],
+            expected=[(CONTEXTS[0], names[CONTEXTS[0]], False, "NOT_APPROVED")])
+    compare(document["errors"], expected=[])
+
+
 # -- approving across clusters ---------------------------------------------------------------------------------
 
 def test_a_plan_pinned_approval_where_one_cluster_refuses(aicr: Aicr, fleet: Fleet) -> None:

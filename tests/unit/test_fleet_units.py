@@ -1,8 +1,11 @@
 """The fleet's pure parts: choosing contexts, the waves file, and the runner (with stand-in sessions)."""
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -195,3 +198,43 @@ def test_notes_arrive_as_they_happen() -> None:
     events = list(stand_in(1, ["a", "b"]).events(work))
     compare([(type(e).__name__, e.context) for e in events],
             expected=[("Note", "a"), ("Outcome", "a"), ("Note", "b"), ("Outcome", "b")])
+
+
+LATE_WRITER = """
+import atexit, sys, threading, time
+atexit.register(time.sleep, 0.6)  # registered first, so run last: after every clean-up, a late writer's chance
+from aicr_core import kubeconfig
+from aicr_core.connection_flags import Overrides
+from aicr_core.deadline import Deadline
+from kubernetes.config import kube_config
+kubeconfig.load_settings(sys.argv[1], Overrides(), Deadline(10))
+
+def late() -> None:  # a fleet worker left behind, loading its cluster's key data while the process exits
+    time.sleep(0.3)
+    try:
+        kube_config._create_temp_file_with_content(b"late key data", force_recreate=True)
+    except OSError:
+        pass
+
+threading.Thread(target=late, daemon=True).start()
+"""
+
+
+def test_a_key_file_written_after_the_exits_clean_up_is_removed_too(tmp_path: Path) -> None:
+    import base64
+    import subprocess
+    import sys
+
+    kc = tmp_path / "kubeconfig"
+    data = base64.b64encode(b"not a real key").decode()
+    kc.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "certificate-authority-data": data}}],
+        "users": [{"name": "u", "user": {"client-certificate-data": data, "client-key-data": data}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.run([sys.executable, "-c", LATE_WRITER, str(kc)], env={**os.environ, "TMPDIR": str(tmp)},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")) == [], proc.stderr
