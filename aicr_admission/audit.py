@@ -36,19 +36,20 @@ NOTE_BYTES = 1024  # the API server refuses a longer note
 Log = Callable[..., None]
 
 
-def decided_policies(answer: Answer, active: list[str]) -> list[str]:
-    """The policies that decided: those that refused a denied write, else the active ones that passed it."""
-    return sorted(answer.violated) if not answer.allowed else sorted(active)
+def decided_policies(answer: Answer) -> list[str]:
+    """The policies that decided: those that refused a denied write, else those that passed it (only the
+    policies set up for the write's actions: reason-format, say, takes no part in an acknowledgement)."""
+    return sorted(answer.violated) if not answer.allowed else sorted(answer.decided)
 
 
-def audit_annotations(answer: Answer, active: list[str]) -> dict[str, str]:
+def audit_annotations(answer: Answer) -> dict[str, str]:
     """The review's auditAnnotations (none for a write that adds nothing a policy decides)."""
     if not answer.actions:
         return {}
     from aicr_admission.metrics import labels_of
 
     found = {"verdict": labels_of(answer)[1], "actions": ",".join(answer.actions),
-             "policies": ",".join(decided_policies(answer, active)),
+             "policies": ",".join(decided_policies(answer)),
              "overrides": ",".join(sorted(set(answer.overridden)))}
     return {key: value for key, value in found.items() if value}
 
@@ -84,10 +85,10 @@ def reason_of(answer: Answer) -> tuple[str, str]:
     return "PolicyAllowed", "Normal"
 
 
-def note_of(answer: Answer, active: list[str]) -> str:
+def note_of(answer: Answer) -> str:
     """The verdict line, with the user and the policies (and why, for a refusal), at most NOTE_BYTES."""
     actions = ", ".join(answer.actions)
-    policies = ", ".join(decided_policies(answer, active)) or "none"
+    policies = ", ".join(decided_policies(answer)) or "none"
     if not answer.allowed:
         why = answer.message.splitlines()[0] if answer.message else "denied"
         text = f"{answer.user or '(no user)'}: {actions} denied by {policies}: {why}"
@@ -104,7 +105,7 @@ def micro_time(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def event_of(answer: Answer, regarding: Regarding, active: list[str], instance: str,
+def event_of(answer: Answer, regarding: Regarding, instance: str,
              now: dt.datetime) -> dict[str, Any]:
     reason, kind = reason_of(answer)
     return {
@@ -115,7 +116,7 @@ def event_of(answer: Answer, regarding: Regarding, active: list[str], instance: 
         "action": ",".join(answer.actions)[:128], "reason": reason, "type": kind,
         "regarding": {"apiVersion": regarding.api_version, "kind": regarding.kind, "name": regarding.name,
                       **({"uid": regarding.uid} if regarding.uid else {})},
-        "note": note_of(answer, active),
+        "note": note_of(answer),
     }
 
 

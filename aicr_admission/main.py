@@ -275,7 +275,6 @@ class Webhook:
         from aicr_admission import audit, review
         from aicr_admission.metrics import labels_of
         from aicr_admission.server import Response
-        from aicr_core.policy import PolicyEngine
 
         try:
             admission = review.request_of(json.loads(request.body))
@@ -288,13 +287,12 @@ class Webhook:
         now = time.monotonic()
         # The decision's result, taken at this boundary: metrics, audit annotations, the Event.
         self.metrics.reviewed(*labels_of(answer), now - request.started)
-        active = [s.name for s in engine.active()] if isinstance(engine, PolicyEngine) else []
         document = answer.response()
-        notes = audit.audit_annotations(answer, active)
+        notes = audit.audit_annotations(answer)
         if notes:
             document["response"]["auditAnnotations"] = notes
         if answer.actions and not answer.dry_run and self.events is not None:  # NoneOnDryRun
-            self.events.record(audit.event_of(answer, audit.Regarding.of(admission), active, self.instance,
+            self.events.record(audit.event_of(answer, audit.Regarding.of(admission), self.instance,
                                               datetime.now(timezone.utc)))
         # durationMs: from the request's first byte (a new connection's: its accept, so the TLS handshake too)
         # to the answer; decideMs: the decision alone.

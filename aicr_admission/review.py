@@ -56,6 +56,7 @@ class Answer:
     rollout: str = ""
     actions: list[str] = field(default_factory=list)
     violated: list[str] = field(default_factory=list)  # policies that refused (or failed)
+    decided: list[str] = field(default_factory=list)  # policies that gave a verdict (those set up for the action)
     overridden: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
@@ -149,6 +150,7 @@ def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, 
         answer.warnings += decision.warnings()
         answer.overridden += decision.overridden
         answer.violated += [o.policy for o in decision.outcomes if o.verdict.refuses]
+        answer.decided = sorted({*answer.decided, *(o.policy for o in decision.outcomes)})
         if decision.error is not None and isinstance(engine, PolicyEngine):  # plugins that did not load
             answer.violated += sorted(engine.loaded.failures)
         refusal = decision.refusal()

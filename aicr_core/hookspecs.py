@@ -25,6 +25,8 @@ runs only when the cluster's policy file lists it. A policy may declare
 entry is validated against it (a bad entry refuses every write) and the
 validated model is its ``context.settings``. Without one, ``context.settings``
 is the entry as a plain mapping (without ``mode`` and ``overridable``).
+A model may define ``covers(action) -> bool`` (``SettingsModel``'s says yes):
+for an action it does not cover, the policy is neither called nor listed.
 
 Arguments are passed by keyword and may grow in later versions; an
 implementation declares only the arguments it uses.

@@ -231,6 +231,12 @@ class PolicyEngine:
         implementers = {impl.plugin_name for impl in getattr(self.loaded.manager.hook, hook).get_hookimpls()}
         setups = [s for s in self.active() if s.name in implementers]  # a policy with nothing to say is no line
         for setup in setups:
+            covered = _covers(setup, action.name)
+            if isinstance(covered, Outcome):
+                decision.outcomes.append(covered)
+                continue
+            if not covered:
+                continue  # not configured for this action: it decides nothing, so it is no line either
             arguments["context"] = dataclasses.replace(context, settings=setup.settings, now=now)
             decision.outcomes.append(self._run(setup, hook, arguments))
         decision.apply_overrides(sorted(set(overrides)), {s.name: s for s in setups})
@@ -277,6 +283,24 @@ class PolicyEngine:
             others = [p for p in manager.get_plugins() if p is not plugin]
             self._callers[key] = manager.subset_hook_caller(hook, remove_plugins=others)
         return self._callers[key]
+
+
+def _covers(setup: PolicySetup, action: str) -> bool | Outcome:
+    """Whether the policy's settings say it decides `action` (see SettingsModel.covers); a raising or
+    non-boolean answer is the policy's failure (an error Outcome), so the write is refused, never let through."""
+    covers = getattr(setup.settings, "covers", None)
+    if not callable(covers):
+        return True  # settings as a plain mapping, or a model that does not say: every implemented hook
+    try:
+        answer = covers(action)
+    except Exception as err:  # noqa: BLE001 - as in _run: a raising policy refuses
+        why = f"raised {type(err).__name__}: {err}"
+    else:
+        if isinstance(answer, bool):
+            return answer
+        why = f"returned {type(answer).__name__}, not a bool"
+    return Outcome(setup.name, setup.mode, setup.overridable, VerdictWord.ERROR,
+                   error=f"{setup.name}: its settings' covers({action!r}) {why}")
 
 
 def _malformed(item: Violation | Allow) -> str | None:

@@ -70,6 +70,12 @@ class SettingsModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
 
+    def covers(self, action: str) -> bool:
+        """Does the policy, so set up, decide `action` (approve, revoke, acknowledge)? Default: every action
+        whose hook it implements. A policy whose settings choose its actions (reason-format's `actions`)
+        says no for the others, and the engine then neither runs it nor lists it for that action."""
+        return True
+
 
 def _nonempty(text: str) -> str:
     if not text.strip():

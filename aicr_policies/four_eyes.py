@@ -27,6 +27,9 @@ class Settings(SettingsModel):
     acknowledge: bool = Field(default=True, strict=True)
     revoke: bool = Field(default=False, strict=True)
 
+    def covers(self, action: str) -> bool:
+        return bool(getattr(self, action, True))  # acknowledge, revoke: as set; approve (no setting): yes
+
 
 SETTINGS_MODEL = Settings
 

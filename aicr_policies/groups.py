@@ -46,6 +46,9 @@ class ApproverGroupsSettings(SettingsModel):
             raise ValueError("set the groups for approve, revoke or acknowledge (or remove approver-groups)")
         return self
 
+    def covers(self, action: str) -> bool:
+        return getattr(self, action, None) is not None  # an action with no groups set is not this policy's
+
 
 class ApproverGroups:
     NAME = "approver-groups"

@@ -31,6 +31,9 @@ class Settings(SettingsModel):
     message: NonEmptyStr | None = None
     actions: list[Literal["approve", "revoke"]] = Field(default=["approve"], min_length=1)
 
+    def covers(self, action: str) -> bool:
+        return action in self.actions
+
     def check(self, action: str, reason: str) -> Violation | Allow | None:
         if action not in self.actions:
             return None

@@ -420,6 +420,9 @@ SAMPLE_RECORDS = [
 ]
 
 
+OUTCOME_LABEL = "operator.aicr.run/outcome"  # set by the operator when a rollout ends, to its outcome
+
+
 class Seeder:
     """Creates runtimes, plans, reports and rollouts; status goes through the status subresource."""
 
@@ -462,8 +465,10 @@ class Seeder:
                            ("acknowledgements", acknowledgements)):
             if value:
                 spec[key] = value
-        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "RuntimeRollout", "metadata": {"name": name},
-                "spec": spec}
+        metadata: dict[str, Any] = {"name": name}
+        if phase == "Ended" and outcome:  # as the operator labels an ended rollout (operator-api.md)
+            metadata["labels"] = {OUTCOME_LABEL: outcome}
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "RuntimeRollout", "metadata": metadata, "spec": spec}
         self.custom.create_cluster_custom_object(GROUP, VERSION, "runtimerollouts", body)
         status: dict[str, Any] = {"phase": phase, "message": message,
                                   "steps": step_states if step_states is not None else

@@ -26,18 +26,18 @@ DENIED = Answer("u", False, "[POLICY_DENIED] 1 policy violation(s); nothing was 
 
 
 def test_annotations_carry_the_verdict_the_deciding_policies_and_overrides() -> None:
-    active = ["change-window", "max-approval"]
-    compare(audit_annotations(DENIED, active), expected={"verdict": "deny", "actions": "approve",
-                                                         "policies": "change-window"})
-    allowed = Answer("u", True, user="bob", actions=["revoke"], overridden=["four-eyes"])
-    compare(audit_annotations(allowed, active), expected={"verdict": "allow", "actions": "revoke",
-                                                          "policies": "change-window,max-approval",
-                                                          "overrides": "four-eyes"})
-    compare(audit_annotations(Answer("u", True), active), expected={})  # adds nothing a policy decides
+    compare(audit_annotations(DENIED), expected={"verdict": "deny", "actions": "approve",
+                                                 "policies": "change-window"})
+    allowed = Answer("u", True, user="bob", actions=["revoke"], overridden=["four-eyes"],
+                     decided=["change-window", "max-approval"])
+    compare(audit_annotations(allowed), expected={"verdict": "allow", "actions": "revoke",
+                                                  "policies": "change-window,max-approval",
+                                                  "overrides": "four-eyes"})
+    compare(audit_annotations(Answer("u", True)), expected={})  # adds nothing a policy decides
 
 
 def test_the_event_of_a_decision() -> None:
-    event = event_of(DENIED, ROLLOUT, ["change-window"], "aicr-admission-7d9f-abcde", NOW)
+    event = event_of(DENIED, ROLLOUT, "aicr-admission-7d9f-abcde", NOW)
     assert event["metadata"].pop("name").startswith("rollout-1.")
     compare(event, expected={
         "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"namespace": "default"},
@@ -57,7 +57,7 @@ def test_the_rollout_is_named_from_the_review() -> None:
 
 def test_a_long_note_is_cut_to_what_the_api_server_accepts() -> None:
     answer = Answer("u", True, user="é" * 2000, actions=["approve"])
-    note = note_of(answer, [])
+    note = note_of(answer)
     assert len(note.encode()) <= NOTE_BYTES and note.endswith("..."), len(note.encode())
 
 
@@ -84,11 +84,11 @@ class Sink:
 def test_repeats_within_the_window_become_a_series_and_later_ones_a_new_event() -> None:
     sink, clock = Sink(), [0.0]
     recorder = EventRecorder(sink.create, sink.patch, sink.drop, clock=lambda: NOW, monotonic=lambda: clock[0])
-    first = event_of(DENIED, ROLLOUT, [], "pod", NOW)
+    first = event_of(DENIED, ROLLOUT, "pod", NOW)
     for _ in range(3):
-        recorder.send(event_of(DENIED, ROLLOUT, [], "pod", NOW))
+        recorder.send(event_of(DENIED, ROLLOUT, "pod", NOW))
     other = Answer("u", True, user="alice", actions=["approve"])
-    recorder.send(event_of(other, ROLLOUT, [], "pod", NOW))
+    recorder.send(event_of(other, ROLLOUT, "pod", NOW))
     clock[0] += SERIES_WINDOW + 1
     recorder.send(first)
     compare([e["reason"] for e in sink.created], expected=["PolicyDenied", "PolicyAllowed", "PolicyDenied"])
@@ -101,7 +101,7 @@ def test_repeats_within_the_window_become_a_series_and_later_ones_a_new_event() 
 def test_a_full_queue_drops_and_counts_without_blocking_and_a_refused_event_is_counted() -> None:
     sink = Sink()
     recorder = EventRecorder(sink.create, sink.patch, sink.drop, size=2)
-    event = event_of(DENIED, ROLLOUT, [], "pod", NOW)
+    event = event_of(DENIED, ROLLOUT, "pod", NOW)
     compare([recorder.record(event) for _ in range(3)], expected=[True, True, False])  # not started: nothing sent
     compare(sink.dropped, expected=1)
     sink.fail = True

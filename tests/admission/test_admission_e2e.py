@@ -447,7 +447,7 @@ def test_each_decided_write_leaves_one_event_and_a_dry_run_none(
     assert denied["note"].startswith("alice: approve denied by change-window: [POLICY_DENIED] "), denied["note"]
     compare(overridden["note"], expected="alice: approve allowed with override of change-window "
                                          "(policies: change-window)")
-    compare(allowed["note"], expected="bob: revoke allowed (policies: change-window)")
+    compare(allowed["note"], expected="bob: revoke allowed (policies: none)")  # change-window decides approvals only
     compare(events_of(plane, dry, 1, timeout=1.5), expected=[])  # a dry run records nothing
     compare(hook.metrics()[("aicr_admission_events_dropped_total", ())], expected=0.0)
 

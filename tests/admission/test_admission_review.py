@@ -415,3 +415,23 @@ def test_a_write_decided_under_another_policy_file_is_refused(entry: dict[str, A
     answer = review.answer_review(request(old, new), built, no_assessment, NOW)
     compare(answer.allowed, expected=allowed, suffix=answer.message)
     assert words in answer.message, answer.message
+
+
+def test_only_the_policies_set_up_for_the_action_are_named_as_deciding_it() -> None:
+    from aicr_admission.audit import note_of
+    from aicr_policies import four_eyes, reason_format
+
+    text = HEAD + "policies:\n  four-eyes: {}\n  reason-format:\n    pattern: '^CHG-'\n"
+    policies = engine({"four-eyes": four_eyes, "reason-format": reason_format}, text)
+    old = sample(approval={**APPROVAL, "user": "bob"}, status={"phase": "AwaitingAcknowledgement",
+                                                               "awaitingRelease": "b"})
+    new = copy.deepcopy(old)
+    new["spec"]["acknowledgements"] = [{"release": "b", "user": "alice", "time": at(seconds=-20)}]
+    answer = decide(request(old, new), policies)
+    compare((answer.allowed, answer.decided), expected=(True, ["four-eyes"]))
+    compare(note_of(answer), expected="alice: acknowledge allowed (policies: four-eyes)")
+    revoked = copy.deepcopy(old)
+    revoked["spec"]["revocation"] = {"user": "alice", "time": at(), "reason": "stop"}  # no ticket: not asked
+    answer = decide(request(old, revoked), policies)
+    compare((answer.allowed, answer.decided, note_of(answer)),
+            expected=(True, [], "alice: revoke allowed (policies: none)"))

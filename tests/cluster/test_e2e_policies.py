@@ -418,6 +418,22 @@ def test_policy_check_explains_and_writes_nothing(aicr: Aicr, plane: testbed.Con
     compare(after["resourceVersion"], expected=before["resourceVersion"])  # nothing was written
 
 
+def test_policy_check_lists_only_the_policies_set_up_for_the_action(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+    name = seed.rollout(phase="Progressing", approval=BOB_APPROVED)
+    set_policy({"reason-format": {"pattern": "^CHG-"}, "max-approval": {"max": "8h"}})  # both decide approvals only
+    for reason in ((), ("--reason", "x")):  # "x" would not match: reason-format is simply not asked for revoke
+        proc = as_user(aicr, plane, "alice", "policy", "check", name, "--action", "revoke", *reason)
+        compare(proc.returncode, expected=0, suffix=proc.stdout + proc.stderr)
+        assert "reason-format" not in proc.stdout and "skipped" not in proc.stdout, proc.stdout
+        assert proc.stdout.endswith("revoke would go ahead\n"), proc.stdout
+    set_policy({"reason-format": {"pattern": "^CHG-", "actions": ["approve", "revoke"]}})
+    proc = as_user(aicr, plane, "alice", "policy", "check", name, "--action", "revoke", "--reason", "x")
+    compare(proc.returncode, expected=1, suffix=proc.stdout + proc.stderr)
+    assert re.search(r"^deny +reason-format +enforce +the reason must match \^CHG-: 'x'", proc.stdout, re.M), \
+        proc.stdout
+
+
 def test_policy_check_with_a_broken_file_says_why(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
                                                   set_policy: SetPolicy) -> None:
     set_policy({"max-approval": {"max": "-1h"}})

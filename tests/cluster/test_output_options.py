@@ -115,6 +115,24 @@ def test_no_headers_for_every_table(aicr: Aicr, plane: testbed.ControlPlane, see
         assert without.stdout.startswith(name), without.stdout
 
 
+def test_a_seeded_ended_rollout_carries_the_outcome_label_the_operator_sets(
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+    succeeded = seed.rollout(phase="Ended", outcome="Succeeded", approval=APPROVED)
+    failed = seed.rollout(phase="Ended", outcome="Failed", approval=APPROVED)
+    waiting = seed.rollout()
+
+    def names(*args: str) -> list[str]:
+        proc = aicr("list", *args, "-o", "name", kubeconfig=plane.kubeconfig_for("victor"))
+        compare((proc.returncode, proc.stderr), expected=(0, ""), prefix=str(args))
+        return [line.split("/", 1)[1] for line in proc.stdout.splitlines()]
+
+    found = names("--all", "-l", "operator.aicr.run/outcome=Succeeded")  # as docs/output-options.md shows it
+    assert succeeded in found and failed not in found and waiting not in found, found
+    assert failed in names("--all", "-l", "operator.aicr.run/outcome=Failed")
+    labels = json.loads(plane.kubectl("get", "runtimerollout", waiting, "-o", "json").stdout)["metadata"]
+    assert testbed.OUTCOME_LABEL not in labels.get("labels", {}), labels  # not ended: no outcome yet
+
+
 def test_sort_by_and_selector(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, tmp_path: Path) -> None:
     import datetime as dt
 

@@ -389,3 +389,49 @@ def test_a_policy_that_reads_a_missing_reason_is_skipped_never_run_on_a_placehol
             expected=["not checked: it reads the reason, which was not given (pass --reason TEXT)"])
     refusal = decision.refusal()
     assert refusal is not None and refusal.details == ["fridays: no approvals on Friday", "fridays: really"]
+
+
+def _revoke(policies: PolicyEngine, reason: str | None, overrides: tuple[str, ...] = ()) -> Any:
+    """The decision on a revocation with `reason` (None: not given, as `policy check` without --reason)."""
+    from aicr_core.policy import without
+    from aicr_core.testing import revocation
+
+    proposed = revocation(reason=reason or "")
+    if reason is None:
+        proposed = without(proposed, "reason", "--reason TEXT")
+    return policies.decision("revoke", rollout=rollout(), user=Identity("alice"), overrides=overrides,
+                             context=PolicyContext("revoke", now=NOW), revocation=proposed)
+
+
+def test_a_policy_not_set_up_for_an_action_is_neither_run_nor_listed_for_it() -> None:
+    from aicr_policies import four_eyes, reason_format
+
+    text = HEAD + "policies:\n  reason-format:\n    pattern: '^CHG-'\n  four-eyes: {}\n"
+    policies = engine([("reason-format", reason_format), ("four-eyes", four_eyes)], text)
+    for reason in (None, "x"):  # without --reason, and with one its pattern would refuse
+        decision = _revoke(policies, reason)
+        compare(decision.record()["policies"], expected=[])  # default actions [approve]; four-eyes revoke: false
+        compare(decision.refusal(), expected=None)
+    compare(_revoke(policies, "x", ("reason-format",)).override_problems,
+            expected=["--override reason-format: no active policy of that name decides revoke"])
+    both = engine([("reason-format", reason_format)],
+                  HEAD + "policies:\n  reason-format:\n    pattern: '^CHG-'\n    actions: [approve, revoke]\n")
+    compare([(o.policy, o.verdict) for o in _revoke(both, "x").outcomes], expected=[("reason-format", "deny")])
+    compare([(o.policy, o.verdict) for o in _revoke(both, None).outcomes], expected=[("reason-format", "skipped")])
+
+
+class CoversBadly:
+    class SETTINGS_MODEL(policy_file.SettingsModel):
+        def covers(self, action: str) -> bool:
+            raise RuntimeError("cannot tell")
+
+    @hookimpl
+    def aicr_pre_approve(self):  # type: ignore[no-untyped-def]
+        return None
+
+
+def test_settings_whose_covers_raises_fail_closed() -> None:
+    refusal = decide([("covers-badly", CoversBadly())])
+    assert refusal is not None
+    compare(refusal.details,
+            expected=["covers-badly: its settings' covers('approve') raised RuntimeError: cannot tell"])
