@@ -40,7 +40,14 @@ def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
 
 
 def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
-    return api.parse_rollout(get_object(cluster, api.rollout_path(name), f"rollout {name}"))
+    """The rollout `name`; an answer that is some other object (`{}`, say) is INVALID_OBJECT, never a rollout
+    of dashes."""
+    path = api.rollout_path(name)
+    rollout = api.parse_rollout(get_object(cluster, path, f"rollout {name}"))
+    if rollout.name != name:
+        raise AicrError(Code.INVALID_OBJECT, f"GET {path}: the API server answered an object named "
+                        f"{rollout.name or 'nothing'!r}, not the rollout {name}")
+    return rollout
 
 
 # -- the policy file ----------------------------------------------------------------------------------

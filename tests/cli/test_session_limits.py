@@ -18,6 +18,8 @@ from support.samples import ROLLOUT
 
 R = ROLLOUT["metadata"]["name"]
 ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
+ME = {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+      "status": {"userInfo": {"username": "alice", "groups": ["aicr:approvers"]}}}
 REPORTS = "/api/v1/namespaces/aicr-system/configmaps?"
 ROLLOUT_LIST = {"kind": "RuntimeRolloutList", "apiVersion": "operator.aicr.run/v1alpha1",
                 "metadata": {"resourceVersion": "1"}, "items": [ROLLOUT]}
@@ -197,3 +199,15 @@ def test_a_huge_failure_is_still_the_failure(aicr: Aicr, tmp_path: Path) -> None
         proc = aicr("describe", R, kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}), timeout=60)
     compare((proc.returncode, error_line(proc)), expected=(1, "error: [UNAVAILABLE] HTTP 500 Internal Server Error"),
             suffix=proc.stderr)
+
+
+@pytest.mark.parametrize("command", ["describe", "approve"])
+def test_an_object_that_is_not_the_rollout_asked_for_is_invalid(aicr: Aicr, tmp_path: Path, command: str) -> None:
+    """`{}` parses as an object, but it is no rollout R: describe printed a rollout of dashes, exit 0."""
+    words = COMMANDS[command][0]
+    script = [Respond(200, b"{}")] if command == "describe" else [Respond(201, ME), Respond(200, b"{}")]
+    with fake_apiserver(tmp_path, script) as server:
+        proc = aicr(*words, kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
+    compare((proc.returncode, error_line(proc), proc.stdout), expected=(
+        1, f"error: [INVALID_OBJECT] GET /apis/operator.aicr.run/v1alpha1/runtimerollouts/{R}: the API server "
+           f"answered an object named 'nothing', not the rollout {R}", ""), suffix=proc.stderr)
