@@ -7,7 +7,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +15,7 @@ from pathlib import Path
 from testfixtures import compare
 
 import testbed
-from support.harness import BIN, ROOT, Aicr
+from support.harness import BIN, ROOT, Aicr, read_until_running
 
 
 @contextmanager
@@ -26,16 +25,7 @@ def running(verb: str) -> Iterator[str]:
     proc = subprocess.Popen([sys.executable, "tools/testbed.py", verb], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        lines: list[str] = []
-        ends = time.monotonic() + 180
-        while time.monotonic() < ends:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                break
-            lines.append(line)
-            if line.startswith("Running until interrupted"):
-                break
-        text = "".join(lines)
+        text = read_until_running(proc, 180)
         assert text.endswith("Running until interrupted (Ctrl-C).\n"), text
         yield text
         proc.send_signal(signal.SIGTERM)

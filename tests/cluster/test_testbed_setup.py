@@ -12,7 +12,7 @@ import pytest
 from testfixtures import compare
 
 import testbed
-from support.harness import BIN, ROOT
+from support.harness import BIN, ROOT, read_until_running
 
 
 def test_kube_apiserver_reports_the_real_version(plane: testbed.ControlPlane) -> None:
@@ -44,16 +44,7 @@ def test_the_readme_demo(plane: testbed.ControlPlane, how: str) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None)
     try:
-        lines: list[str] = []
-        ends = time.monotonic() + 120
-        while time.monotonic() < ends:
-            line = demo.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                break
-            lines.append(line)
-            if line.startswith("Running until interrupted"):
-                break
-        text = "".join(lines)
+        text = read_until_running(demo, 120)
         servers = _children(demo.pid)
         compare(len(servers), expected=2, suffix=text)  # etcd and kube-apiserver
         if background:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -79,3 +80,17 @@ def complete(aicr: Aicr, *words: str, kubeconfig: Path | None = None, **env: str
 
 def words(candidates: list[str]) -> list[str]:
     return [c.split("\t")[0] for c in candidates]
+
+
+def read_until_running(proc: subprocess.Popen[str], seconds: float) -> str:
+    """What `tools/testbed.py demo|webhook` printed up to its "Running until interrupted" line (or its end)."""
+    lines: list[str] = []
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            break
+        lines.append(line)
+        if line.startswith("Running until interrupted"):
+            break
+    return "".join(lines)
