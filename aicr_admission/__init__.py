@@ -5,7 +5,7 @@ raw `kubectl patch` of `spec.approval` skips it. This program closes that gap
 for every write that adds an approval, a revocation or an acknowledgement:
 
 - `review`: one AdmissionReview request in, one verdict out, through the very
-  hook calls the CLI makes (`aicr_core.policy`), plus the checks of time that
+  hook calls the CLI makes (`aicr_core.domain.policy_engine`), plus the checks of time that
   CEL cannot make;
 - `policy_source`: the cluster's policy file, re-read in the background so a
   change takes effect within seconds, without a restart;

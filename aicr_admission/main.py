@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Request, Response
-    from aicr_core import operator_api as api
-    from aicr_core.kube import Cluster
+    from aicr_core.domain import operator_api as api
+    from aicr_core.session.kube import Cluster
 
 DEFAULT_PORT = 8443
 DEFAULT_METRICS_PORT = 8080
@@ -76,7 +76,7 @@ class LibraryLog(logging.Handler):
 
 
 def parser() -> argparse.ArgumentParser:
-    from aicr_core.flags import parse_duration
+    from aicr_core.framework.flags import parse_duration
 
     def seconds(text: str) -> float:
         return parse_duration(text).total_seconds()
@@ -164,8 +164,8 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Limits, Server, ServingCertificate
-    from aicr_core import rollouts
-    from aicr_core.policy import load_policies
+    from aicr_core.domain import rollouts
+    from aicr_core.domain.policy_engine import load_policies
 
     try:
         certificate = ServingCertificate(args.tls_cert_file, args.tls_private_key_file, log)
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
 
     def session() -> Cluster:
         """A session on the shared connection pool with a deadline of its own (one per read)."""
-        from aicr_core.deadline import Deadline
+        from aicr_core.session.deadline import Deadline
 
         cluster = copy.copy(base)
         cluster.deadline = Deadline(READ_SECONDS)
@@ -238,8 +238,8 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
 
 def service_session(kubeconfig: str | None) -> Cluster:
     """A session from --kubeconfig, else from the pod's service account (the official client's in-cluster loader)."""
-    from aicr_core import kube
-    from aicr_core.deadline import Deadline
+    from aicr_core.session import kube
+    from aicr_core.session.deadline import Deadline
 
     if kubeconfig:
         return kube.connect(kubeconfig, None, Deadline(30.0))
@@ -247,7 +247,7 @@ def service_session(kubeconfig: str | None) -> Cluster:
     from kubernetes.config.config_exception import ConfigException
     from kubernetes.config.incluster_config import load_incluster_config
 
-    from aicr_core.kubeconfig import Impersonation, Settings
+    from aicr_core.session.kubeconfig import Impersonation, Settings
 
     configuration = Configuration()
     configuration.retries = False

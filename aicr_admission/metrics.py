@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, start_http_server
 
+from aicr_core.domain.operator_api import ACTION_NAMES
 from aicr_core.errors import Code, VerdictWord
-from aicr_core.operator_api import ACTION_NAMES
 
 if TYPE_CHECKING:
     from aicr_admission.review import Answer

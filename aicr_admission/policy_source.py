@@ -19,8 +19,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from aicr_core.domain.policy_engine import LoadedPolicies, PolicyEngine
 from aicr_core.errors import AicrError, Code
-from aicr_core.policy import LoadedPolicies, PolicyEngine
 
 # Reads the file: (text, source), text None when there is no ConfigMap; raises AicrError.
 ReadFile = Callable[[], "tuple[str | None, str]"]

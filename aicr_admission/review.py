@@ -31,12 +31,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from aicr_core import clock
-from aicr_core import operator_api as api
-from aicr_core.actions import ACTIONS, Action, approval_expiry_problem
+from aicr_core.domain import operator_api as api
+from aicr_core.domain.actions import ACTIONS, Action, approval_expiry_problem
+from aicr_core.domain.hookspecs import Identity, PolicyContext
+from aicr_core.domain.policy_engine import PolicyEngine
+from aicr_core.domain.rollouts import decide_write
 from aicr_core.errors import AicrError, Code, VerdictWord
-from aicr_core.hookspecs import Identity, PolicyContext
-from aicr_core.policy import PolicyEngine
-from aicr_core.rollouts import decide_write
 
 COMMAND = "admission"
 CLOCK_SKEW = timedelta(minutes=1)  # how far a revocation's or acknowledgement's time may be from now

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_core.errors import AicrError
 
 if TYPE_CHECKING:
-    from aicr_core.kube import Cluster
+    from aicr_core.session.kube import Cluster
 
 EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/default/events"
 RECENT = 20  # at most this many, the latest
@@ -31,7 +31,7 @@ def start_reading(cluster: Cluster, rollout: str) -> Callable[[], list[dict[str,
     counts who holds it, so sharing one would disarm the command's. The wait
     for the result is bounded by the command's deadline: never longer.
     """
-    from aicr_core.deadline import Deadline
+    from aicr_core.session.deadline import Deadline
 
     found: list[list[dict[str, Any]] | None] = [None]
     session = copy.copy(cluster)

@@ -14,15 +14,15 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from aicr_commands import _fleet
-from aicr_core import fleet
+from aicr_commands import _fleet_forms as _fleet
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.result import Result
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
-    from aicr_core import operator_api as api
-    from aicr_core.command import AicrCommand
-    from aicr_core.fleet import Turn
+    from aicr_core.domain import operator_api as api
+    from aicr_core.fleet.fan_out import Turn
+    from aicr_core.framework.command import AicrCommand
 
 
 class Verb(NamedTuple):
@@ -66,7 +66,7 @@ def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str,
 def check_inputs(args: argparse.Namespace, verb: Verb) -> None:
     """What the single-cluster command checks before its first call, checked once for the fleet."""
     from aicr_core import clock
-    from aicr_core.flags import check_expires, check_reason
+    from aicr_core.framework.flags import check_expires, check_reason
 
     if verb.command in ("approve", "revoke"):
         check_reason(args, verb.command)
@@ -110,7 +110,7 @@ def pick(turn: Turn, digest: str) -> Pick:
 def would_refuse(verb: Verb, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
     """The command's own refusal of this rollout, as it would say it (before its policies), or None."""
     from aicr_core import clock
-    from aicr_core.actions import ACTIONS
+    from aicr_core.domain.actions import ACTIONS
 
     try:  # the Action's own refusals, as the command runs them (the value it would propose is not needed)
         ACTIONS[verb.command].propose(rollout, "", clock.now(), "",
@@ -144,7 +144,7 @@ def written_message(result: Result) -> str:
 
 def listing_lines(verb: Verb, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
     """What will be written, before it is: context, rollout, transition, phase."""
-    from aicr_core.lines import table, value
+    from aicr_core.framework.text_layout import table, value
     from aicr_renderers.layouts import short_digest
 
     clusters = len({context for context, _ in rows})
@@ -219,14 +219,14 @@ def fleet_result(command: AicrCommand, items: list[dict[str, Any]], warnings: li
         command.app.print_error(AicrError(entry["code"], f"context {entry['context']}: {entry['message']}"))
     bad = stopped or any(i["result"] in (REFUSED, FAILED) for i in items)
     errors = [{"context": i["context"], "code": i["code"], "message": i["message"]} for i in failed]
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     names = tuple(f"{i['context']}/{api.rollout_reference(i['rollout'])}" for i in items if i["rollout"])
     return Result("FleetWrite", {"items": items, "errors": errors}, 1 if bad else 0, names, tuple(warnings))
 
 
 def write(command: AicrCommand, text: str) -> None:
-    from aicr_core.terminal import safe
+    from aicr_core.framework.terminal import safe
 
     command.app.stderr.write(safe(text))
     command.app.stderr.flush()

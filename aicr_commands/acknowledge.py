@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_commands import _fleet, _fleet_write, _rollouts
-from aicr_core import clock, fleet
-from aicr_core.command import AicrCommand
-from aicr_core.result import Result
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _fleet_write
+from aicr_commands import _rollout_args as _rollouts
+from aicr_core import clock
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.result import Result
 
 
 class Acknowledge(AicrCommand):
@@ -43,8 +46,8 @@ class Acknowledge(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         if _fleet.plan_form(args, "acknowledge", args.rollout):
             return _fleet_write.fleet_write(self, args, "acknowledge")
-        from aicr_core import operator_api as api
-        from aicr_core.actions import ACKNOWLEDGE
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain.actions import ACKNOWLEDGE
 
         session = _rollouts.RolloutWrite(args, ACKNOWLEDGE)
         ack, written = session.run()

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_commands import _fleet, _fleet_write, _rollouts
-from aicr_core import clock, fleet
-from aicr_core.command import AicrCommand
-from aicr_core.flags import check_expires, check_reason
-from aicr_core.result import Result, Stream
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _fleet_write
+from aicr_commands import _rollout_args as _rollouts
+from aicr_core import clock
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import check_expires, check_reason
+from aicr_core.framework.result import Result, Stream
 
 
 class Approve(AicrCommand):
@@ -52,12 +55,12 @@ class Approve(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
         if _fleet.plan_form(args, "approve", args.rollout):
             if args.waves is not None:
-                from aicr_commands import _waves
+                from aicr_commands import _approve_in_waves as _waves
 
                 return _waves.approve_in_waves(self, args)
             return _fleet_write.fleet_write(self, args, "approve")
-        from aicr_core import operator_api as api
-        from aicr_core.actions import APPROVE
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain.actions import APPROVE
 
         reason = check_reason(args, "approve")
         check_expires(args, clock.now())  # a negative or unstorable --expires: before any API call

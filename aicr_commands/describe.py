@@ -6,16 +6,17 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands import _events, _rollouts
+from aicr_commands import _events
+from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
-from aicr_core.command import AicrCommand
-from aicr_core.flags import BoolFlag
-from aicr_core.result import Result, Stream
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import BoolFlag
+from aicr_core.framework.result import Result, Stream
 
 if TYPE_CHECKING:
-    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
-    from aicr_core.kube import Cluster
-    from aicr_core.rollouts import ReportRead
+    from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
+    from aicr_core.domain.rollouts import ReportRead
+    from aicr_core.session.kube import Cluster
 
 
 class Describe(AicrCommand):
@@ -56,11 +57,11 @@ class Describe(AicrCommand):
         if args.watch:
             import math
 
-            from aicr_core.deadline import Deadline
+            from aicr_core.session.deadline import Deadline
 
             return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args))
-        from aicr_core import operator_api as api
-        from aicr_core import rollouts
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain import rollouts
 
         cluster = _rollouts.session(args)
         rollout = rollouts.read_rollout(cluster, args.rollout)
@@ -74,9 +75,9 @@ class Describe(AicrCommand):
 
 def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
     """The description now, then after each change of the rollout (watch API), until it has ended."""
-    from aicr_core import operator_api as api
-    from aicr_core import rollouts
-    from aicr_core.watch import follow
+    from aicr_core.domain import operator_api as api
+    from aicr_core.domain import rollouts
+    from aicr_core.session.watch import follow
 
     assessment: dict[str, Any] | None = None
     last = None

@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_core import entry_points
-from aicr_core.app import PROG, USAGE_LINES
-from aicr_core.command import AicrCommand
 from aicr_core.errors import API_CODES, AicrError, Code, UsageError
-from aicr_core.flags import help_text
-from aicr_core.result import Result
+from aicr_core.framework.app import PROG, USAGE_LINES
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import help_text
+from aicr_core.framework.result import Result
 
 OURS = "kubectl-aicr"  # the distribution of the built-in commands
 # Common flags that only some commands read: listed under "Flags" for those (`uses_flags`),

@@ -6,17 +6,19 @@ import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands import _fleet, _rollouts
-from aicr_core import clock, fleet
-from aicr_core.command import AicrCommand
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _rollout_args as _rollouts
+from aicr_core import clock
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.result import Progress, Result, Rows, Stream
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.result import Progress, Result, Rows, Stream
 
 if TYPE_CHECKING:
-    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
-    from aicr_core.kube import Cluster
-    from aicr_core.watch import Change
-    from aicr_renderers.jsonpath import Template
+    from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
+    from aicr_core.framework.jsonpath import Template
+    from aicr_core.session.kube import Cluster
+    from aicr_core.session.watch import Change
 
 # AICR's verdicts, worst first: a list shows the worst verdict of a rollout's report.
 VERDICTS = ("blocked", "unknown", "manual", "unversioned", "safe")
@@ -99,13 +101,13 @@ class List(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
         if _fleet.read_form(args):
             return across_clusters(self, args)
-        from aicr_core import kube
-        from aicr_core.deadline import in_background
+        from aicr_core.session import kube
+        from aicr_core.session.deadline import in_background
 
         if args.watch:
             import math
 
-            from aicr_core.deadline import Deadline
+            from aicr_core.session.deadline import Deadline
 
             return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args), rows=ROWS)
         cluster = _rollouts.session(args)
@@ -131,8 +133,8 @@ ROWS = Rows("items", "RolloutListItem")  # list --watch: rows of RolloutList's t
 
 def across_clusters(command: List, args: argparse.Namespace) -> Result:
     """list in each selected cluster: one table, CONTEXT first, grouped in kubeconfig order (--sort-by: all rows)."""
-    from aicr_core import operator_api as api
-    from aicr_core.sorting import sort_items
+    from aicr_core.domain import operator_api as api
+    from aicr_core.framework.sort_by import sort_items
 
     if args.watch:
         raise UsageError("--watch cannot be used with --contexts or --all-contexts: it follows one cluster")
@@ -147,7 +149,7 @@ def across_clusters(command: List, args: argparse.Namespace) -> Result:
 
 def wanted(r: api.Rollout, args: argparse.Namespace) -> bool:
     """What --all, --phase and --pending keep."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     return ((args.all or not r.ended or api.PHASE_ENDED in args.phase)
             and (not args.phase or r.phase in args.phase)
@@ -162,8 +164,8 @@ def newest_first(rollouts: list[api.Rollout]) -> list[api.Rollout]:
 
 def listing(items: list[dict[str, Any]], args: argparse.Namespace, warnings: list[str]) -> Result:
     """The RolloutList result of these items, in --sort-by's order when given."""
-    from aicr_core import operator_api as api
-    from aicr_core.sorting import sort_items
+    from aicr_core.domain import operator_api as api
+    from aicr_core.framework.sort_by import sort_items
 
     if args.sort_by is not None:
         items = sort_items(items, args.sort_by)
@@ -172,7 +174,7 @@ def listing(items: list[dict[str, Any]], args: argparse.Namespace, warnings: lis
 
 
 def parse_selector(text: str) -> str:
-    from aicr_core.selector import SelectorError, check
+    from aicr_core.session.label_selector import SelectorError, check
 
     try:
         return check(text)
@@ -181,7 +183,7 @@ def parse_selector(text: str) -> str:
 
 
 def parse_sort_by(text: str) -> Template:
-    from aicr_core.sorting import parse_sort_by as parse
+    from aicr_core.framework.sort_by import parse_sort_by as parse
 
     try:
         return parse(text)
@@ -196,8 +198,8 @@ def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result | Progr
     leaving, its end say, is seen too). Reports are read once; a new digest's report is read when
     it first appears.
     """
-    from aicr_core import operator_api as api
-    from aicr_core.watch import follow_collection
+    from aicr_core.domain import operator_api as api
+    from aicr_core.session.watch import follow_collection
 
     reports, warning = read_reports(cluster, args.operator_namespace)
     assessments = Assessments(reports, args.operator_namespace, cluster)
@@ -208,7 +210,7 @@ def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result | Progr
 
 def watch_rows(batches: Iterator[list[Change]], args: argparse.Namespace, assessments: Assessments,
                warning: str | None) -> Iterator[Result | Progress]:
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     shown: set[str] = set()
     for batch in batches:
@@ -244,7 +246,7 @@ def selector_params(selector: str | None) -> dict[str, str]:
 
 def list_rollouts(cluster: Cluster, selector: str | None = None) -> list[dict[str, Any]]:
     """Every rollout (one paginated LIST); a server without the operator's CRDs says so in words."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     with crds_named():
         objects, _ = cluster.list(api.rollouts_path(), selector_params(selector))
@@ -254,7 +256,7 @@ def list_rollouts(cluster: Cluster, selector: str | None = None) -> list[dict[st
 @contextlib.contextmanager
 def crds_named() -> Iterator[None]:
     """A 404 from the rollouts' collection means the operator's CRDs are missing: say so in words."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     try:
         yield
@@ -267,7 +269,7 @@ def crds_named() -> Iterator[None]:
 
 def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], list[str]]:
     """Every rollout that parses; one that does not is named in a warning, never a reason to list nothing."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     rollouts, bad = [], []
     for obj in objects:
@@ -285,7 +287,7 @@ def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], 
 
 def read_reports(cluster: Cluster, namespace: str) -> tuple[Mapping[str, str | None] | None, str | None]:
     """Assessment ConfigMaps by name -> report.json text, with one LIST; None and a warning if not allowed."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     try:
         configmaps, _ = cluster.list(api.configmaps_path(namespace), {"labelSelector": api.ASSESSMENT_SELECTOR})
@@ -314,8 +316,8 @@ class Assessments:
         return self._by_digest[digest]
 
     def _verify(self, digest: str) -> dict[str, Any]:
-        from aicr_core import operator_api as api
-        from aicr_core.rollouts import read_report, verify_report
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain.rollouts import read_report, verify_report
 
         if self.reports is None:
             return {"status": "unavailable", "digest": digest, "verdict": None}

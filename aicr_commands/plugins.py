@@ -4,14 +4,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands import _rollouts
+from aicr_commands import _rollout_args as _rollouts
 from aicr_core import entry_points
-from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError
-from aicr_core.result import Result
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
-    from aicr_core.policy import PolicyEngine
+    from aicr_core.domain.policy_engine import PolicyEngine
 
 
 class Plugins(AicrCommand):
@@ -35,7 +35,7 @@ class Plugins(AicrCommand):
     uses_flags = ("operator_namespace", "policy_file")
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        from aicr_core.policy import PolicyEngine, load_policies
+        from aicr_core.domain.policy_engine import PolicyEngine, load_policies
 
         # The policy loader imports, registers and validates (check_pending) every policy: its
         # failures are the policies' status; importing them again here would only repeat that.
@@ -43,7 +43,7 @@ class Plugins(AicrCommand):
         engine: PolicyEngine | None = None
         policy_file: dict[str, Any]
         try:
-            from aicr_core import rollouts
+            from aicr_core.domain import rollouts
 
             text, source = (rollouts.read_local_policy_file(args.policy_file) if args.policy_file
                             else rollouts.read_policy_file(_rollouts.session(args)))

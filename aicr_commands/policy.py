@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 
-from aicr_commands import _fleet, _rollouts
-from aicr_core import fleet
-from aicr_core.command import AicrCommand
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.flags import check_expires, check_reason
-from aicr_core.result import Result
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import check_expires, check_reason
+from aicr_core.framework.result import Result
 
 
 class Policy(AicrCommand):
@@ -40,7 +41,7 @@ class Policy(AicrCommand):
     uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from aicr_core.operator_api import ACTION_NAMES  # the names of the actions, spelled once
+        from aicr_core.domain.operator_api import ACTION_NAMES  # the names of the actions, spelled once
 
         parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
                             help="check a rollout, or validate a policy file")
@@ -63,7 +64,7 @@ class Policy(AicrCommand):
 
     def check_across(self, args: argparse.Namespace) -> Result:
         """policy check of the plan's open rollout in each selected cluster."""
-        from aicr_core import rollouts
+        from aicr_core.domain import rollouts
 
         check_inputs(args)
         if args.policy_file:  # a typo in its path fails before any cluster is asked
@@ -80,8 +81,8 @@ class Policy(AicrCommand):
 
 
 def validate(path: str) -> Result:
-    from aicr_core import rollouts
-    from aicr_core.policy import PolicyEngine, load_policies
+    from aicr_core.domain import rollouts
+    from aicr_core.domain.policy_engine import PolicyEngine, load_policies
 
     text, source = rollouts.read_local_policy_file(path)
     engine = PolicyEngine.build(load_policies(), text, source)
@@ -99,9 +100,9 @@ def validate(path: str) -> Result:
 def check(args: argparse.Namespace) -> Result:
     """The real command's path, without its write: the same refusals and the same `decide_write`."""
     from aicr_core import clock
-    from aicr_core import operator_api as api
-    from aicr_core.actions import ACTIONS
-    from aicr_core.policy import without
+    from aicr_core.domain import operator_api as api
+    from aicr_core.domain.actions import ACTIONS
+    from aicr_core.domain.policy_engine import without
 
     if args.target is None:
         raise UsageError("the following arguments are required: ROLLOUT")
@@ -144,7 +145,7 @@ def own_refusal(args: argparse.Namespace, session: _rollouts.RolloutWrite, err: 
                 without_reason: bool) -> Result:
     """The real command's own refusal (NOT_APPROVED, ENDED, ...) as a decision: no policy ran, none was read."""
     from aicr_core import clock
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     me = session.me
     return Result("PolicyDecision", {

@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands._rollouts import session
-from aicr_core.command import AicrCommand
+from aicr_commands._rollout_args import session
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.result import Result
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
-    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
+    from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
 
 
 class Reproduce(AicrCommand):
@@ -49,10 +49,10 @@ class Reproduce(AicrCommand):
         action.completer = complete_plans  # type: ignore[attr-defined]
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        from aicr_core import operator_api as api
+        from aicr_core.domain import operator_api as api
 
         wanted = api.plan_names(args.plan) if args.plan else None
-        from aicr_core.rollouts import get_object
+        from aicr_core.domain.rollouts import get_object
 
         mountable_dir(Path(args.dir))  # before any call: a usage error writes and asks nothing
         cluster = session(args)
@@ -83,9 +83,9 @@ def mountable_dir(directory: Path) -> None:
 
 def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:
     """PLAN for TAB: the digests and ConfigMap names of the plans in the operator namespace (one LIST)."""
-    from aicr_core import operator_api as api
-    from aicr_core.completion import API_SECONDS
-    from aicr_core.deadline import Deadline
+    from aicr_core.domain import operator_api as api
+    from aicr_core.framework.completion import API_SECONDS
+    from aicr_core.session.deadline import Deadline
 
     namespace = parsed_args.operator_namespace
     configmaps, _version = session(parsed_args, Deadline(API_SECONDS)).list(
@@ -101,7 +101,7 @@ def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> li
 
 def checked_recipe(plan: api.Plan, name: str, digest: str | None) -> str:
     """The recipe text, after every refusal upstream makes; nothing is written before this passes."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     expected = digest or f"sha256:{api.PLAN_CONFIGMAP.fullmatch(name).group(1)}"  # type: ignore[union-attr]
     if not plan.digest.startswith(expected) or not api.is_digest(plan.digest):
@@ -129,8 +129,8 @@ def check_references(plan: api.Plan) -> None:
     harmless there, as long as it holds no control or format character (the printed command
     must be the command that runs).
     """
-    from aicr_core.oci import GRAMMAR, is_pinned_reference
-    from aicr_core.terminal import safe
+    from aicr_core.domain.oci_reference import GRAMMAR, is_pinned_reference
+    from aicr_core.framework.terminal import safe
 
     def invalid(field: str, value: str, why: str) -> AicrError:
         return AicrError(Code.INVALID_PLAN, f"plan {plan.digest}: {field} {value!r} {why}; nothing was written")

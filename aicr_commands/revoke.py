@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_commands import _fleet, _fleet_write, _rollouts
-from aicr_core import clock, fleet
-from aicr_core.command import AicrCommand
-from aicr_core.flags import check_reason
-from aicr_core.result import Result
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _fleet_write
+from aicr_commands import _rollout_args as _rollouts
+from aicr_core import clock
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import check_reason
+from aicr_core.framework.result import Result
 
 
 class Revoke(AicrCommand):
@@ -46,8 +49,8 @@ class Revoke(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result:
         if _fleet.plan_form(args, "revoke", args.rollout):
             return _fleet_write.fleet_write(self, args, "revoke")
-        from aicr_core import operator_api as api
-        from aicr_core.actions import REVOKE
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain.actions import REVOKE
 
         reason = check_reason(args, "revoke")
         session = _rollouts.RolloutWrite(args, REVOKE)

@@ -5,11 +5,12 @@ import argparse
 from importlib import metadata
 from typing import Any
 
-from aicr_commands import _fleet, _rollouts
-from aicr_core import fleet
-from aicr_core.command import AicrCommand
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, Code
-from aicr_core.result import Result
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.result import Result
 
 DISTRIBUTION = "kubectl-aicr"
 
@@ -54,7 +55,7 @@ class Version(AicrCommand):
             return Result("Version", data, names=(client_name,))
         if _fleet.read_form(args):
             return _fleet.gathered(self, _fleet.read(self, args), "VersionList", items_of=_fleet.whole_document)
-        from aicr_core import operator_api as api
+        from aicr_core.domain import operator_api as api
 
         cluster = _rollouts.session(args)
         info = cluster.get("/version")

@@ -7,16 +7,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from aicr_commands import _rollouts
+from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
-from aicr_core.command import AicrCommand
 from aicr_core.errors import AicrError, Code
-from aicr_core.flags import parse_duration
-from aicr_core.result import Progress, Result, Stream
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import parse_duration
+from aicr_core.framework.result import Progress, Result, Stream
 
 if TYPE_CHECKING:
-    from aicr_core import operator_api as api  # imported when the command runs, so `help` stays fast
-    from aicr_core.kube import Cluster
+    from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
+    from aicr_core.session.kube import Cluster
 
 DEFAULT_TIMEOUT = "10m"
 CONDITIONS = ("approval", "acknowledgement", "approved", "ended")
@@ -75,7 +75,7 @@ class Wait(AicrCommand):
                             help="give up after this long (Go duration; default %(default)s; 0: check once)")
 
     def take_action(self, args: argparse.Namespace) -> Stream:
-        from aicr_core.deadline import Deadline
+        from aicr_core.session.deadline import Deadline
 
         if args.condition is None:
             raise AicrError(Code.USAGE, "wait needs --for CONDITION (approval, acknowledgement, approved, "
@@ -121,7 +121,7 @@ class Condition:
 
 
 def parse_condition(text: str) -> Condition:
-    from aicr_core.operator_api import PHASES  # only when --for is given: help builds parsers, never parses
+    from aicr_core.domain.operator_api import PHASES  # only when --for is given: help builds parsers, never parses
 
     if text in CONDITIONS:
         return Condition(text)
@@ -134,15 +134,15 @@ def parse_condition(text: str) -> Condition:
 
 
 def complete_condition(prefix: str, **_: object) -> list[str]:
-    from aicr_core.operator_api import PHASES
+    from aicr_core.domain.operator_api import PHASES
 
     return [c for c in [*CONDITIONS, *(f"phase={p}" for p in PHASES)] if c.startswith(prefix)]
 
 
 def wait(cluster: Cluster, name: str, condition: Condition, timeout: timedelta) -> Iterator[Result | Progress]:
     """The rollout's phase changes as Progress lines, then one Result when the condition holds."""
-    from aicr_core import operator_api as api
-    from aicr_core.watch import follow
+    from aicr_core.domain import operator_api as api
+    from aicr_core.session.watch import follow
 
     phase = None
     try:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_commands import _rollouts
-from aicr_core.command import AicrCommand
-from aicr_core.result import Result
+from aicr_commands import _rollout_args as _rollouts
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.result import Result
 
 
 class WhoAmI(AicrCommand):
@@ -31,7 +31,7 @@ class WhoAmI(AicrCommand):
     """
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        from aicr_core import operator_api as api
+        from aicr_core.domain import operator_api as api
 
         cluster = _rollouts.session(args)
         me = cluster.whoami()

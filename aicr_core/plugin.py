@@ -19,12 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported through __all__, built below)
     from cliff.hooks import CommandHook
 
-    from aicr_core.command import AicrCommand
-    from aicr_core.errors import AicrError, Code, UsageError
-    from aicr_core.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
-    from aicr_core.kube import Cluster, connect_args
-    from aicr_core.lines import Layout, fields, listing, table, value
-    from aicr_core.operator_api import (
+    from aicr_core.domain.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
+    from aicr_core.domain.operator_api import (
         Acknowledgement,
         Approval,
         Assessment,
@@ -34,26 +30,30 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
         Rollout,
         Step,
     )
-    from aicr_core.output import paint
-    from aicr_core.policy_file import GoDuration, NonEmptyStr, SettingsModel
-    from aicr_core.renderer import Renderer
-    from aicr_core.result import Result
-    from aicr_core.terminal import safe
+    from aicr_core.domain.policy_file import GoDuration, NonEmptyStr, SettingsModel
+    from aicr_core.errors import AicrError, Code, UsageError
+    from aicr_core.framework.command import AicrCommand
+    from aicr_core.framework.output_options import paint
+    from aicr_core.framework.renderer import Renderer
+    from aicr_core.framework.result import Result
+    from aicr_core.framework.terminal import safe
+    from aicr_core.framework.text_layout import Layout, fields, listing, table, value
+    from aicr_core.session.kube import Cluster, connect_args
 
 # The one list of what this module offers, by the module that defines it (the imports above are the
 # same names for type checkers only; a test checks that they match).
 _MODULES: dict[str, tuple[str, ...]] = {
-    "aicr_core.command": ("AicrCommand",),
-    "aicr_core.result": ("Result",),
+    "aicr_core.framework.command": ("AicrCommand",),
+    "aicr_core.framework.result": ("Result",),
     "cliff.hooks": ("CommandHook",),
-    "aicr_core.kube": ("Cluster", "connect_args"),
-    "aicr_core.renderer": ("Renderer",),
-    "aicr_core.lines": ("Layout", "fields", "listing", "table", "value"),
-    "aicr_core.output": ("paint",),
-    "aicr_core.terminal": ("safe",),
-    "aicr_core.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),
-    "aicr_core.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
-    "aicr_core.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
+    "aicr_core.session.kube": ("Cluster", "connect_args"),
+    "aicr_core.framework.renderer": ("Renderer",),
+    "aicr_core.framework.text_layout": ("Layout", "fields", "listing", "table", "value"),
+    "aicr_core.framework.output_options": ("paint",),
+    "aicr_core.framework.terminal": ("safe",),
+    "aicr_core.domain.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),
+    "aicr_core.domain.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
+    "aicr_core.domain.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
                                "Revocation", "Rollout", "Step"),
     "aicr_core.errors": ("AicrError", "Code", "UsageError"),
 }

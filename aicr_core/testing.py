@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from aicr_core.domain.hookspecs import Identity, Violation
+    from aicr_core.domain.operator_api import Acknowledgement, Approval, Assessment, Revocation, Rollout, Step
     from aicr_core.errors import AicrError
-    from aicr_core.hookspecs import Identity, Violation
-    from aicr_core.operator_api import Acknowledgement, Approval, Assessment, Revocation, Rollout, Step
 
 FROZEN_AT = datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)  # a Monday
 DEFAULT_STEPS = (("gpu-operator", "Upgrade", "manual", True), ("nvsentinel", "Install", "safe", False))
@@ -53,7 +53,7 @@ def _time(moment: datetime | str) -> datetime:
 
 def identity(username: str = "alice", groups: Iterable[str] = ("aicr:approvers",)) -> Identity:
     """A user as the API server reports it; `system:authenticated` is added as the server adds it."""
-    from aicr_core.hookspecs import Identity
+    from aicr_core.domain.hookspecs import Identity
 
     return Identity(username, tuple(dict.fromkeys([*groups, "system:authenticated"])))
 
@@ -61,7 +61,7 @@ def identity(username: str = "alice", groups: Iterable[str] = ("aicr:approvers",
 def approval(user: str = "alice", expires: datetime | timedelta | str = timedelta(hours=2),
              reason: str = "CHG-1234 maintenance window") -> Approval:
     """An approval; `expires` may be a time, or a duration from now (as `--expires` is)."""
-    from aicr_core.operator_api import Approval
+    from aicr_core.domain.operator_api import Approval
 
     until = _now() + expires if isinstance(expires, timedelta) else _time(expires)
     return Approval(user, until, reason)
@@ -69,14 +69,14 @@ def approval(user: str = "alice", expires: datetime | timedelta | str = timedelt
 
 def revocation(user: str = "alice", reason: str = "stop: paging on GPU nodes",
                time: datetime | str | None = None) -> Revocation:
-    from aicr_core.operator_api import Revocation
+    from aicr_core.domain.operator_api import Revocation
 
     return Revocation(user, _now() if time is None else _time(time), reason)
 
 
 def acknowledgement(release: str = "nvsentinel", user: str = "alice",
                     time: datetime | str | None = None) -> Acknowledgement:
-    from aicr_core.operator_api import Acknowledgement
+    from aicr_core.domain.operator_api import Acknowledgement
 
     return Acknowledgement(release, user, _now() if time is None else _time(time))
 
@@ -84,7 +84,7 @@ def acknowledgement(release: str = "nvsentinel", user: str = "alice",
 def assessment(status: str = "verified", verdicts: Mapping[str, str] | None = None,
                digest: str | None = "sha256:" + "a" * 64) -> Assessment:
     """AICR's report as a policy sees it; `verdicts` maps component -> verdict (verified reports only)."""
-    from aicr_core.operator_api import Assessment, ComponentVerdict
+    from aicr_core.domain.operator_api import Assessment, ComponentVerdict
 
     if verdicts is None:
         verdicts = {"gpu-operator": "manual", "nvsentinel": "safe"} if status == "verified" else {}
@@ -94,7 +94,7 @@ def assessment(status: str = "verified", verdicts: Mapping[str, str] | None = No
 
 def step(release: str, operation: str = "Upgrade", verdict: str = "safe", changes_crds: bool = False,
          state: str = "Pending") -> Step:
-    from aicr_core.operator_api import Step
+    from aicr_core.domain.operator_api import Step
 
     return Step(release, operation, verdict, changes_crds, state)
 
@@ -111,7 +111,7 @@ def rollout(phase: str = "AwaitingApproval", *, name: str = "rollout-3f9a1c0d2b7
     `awaiting_release` says otherwise; phases after approval should be given
     an `approval`.
     """
-    from aicr_core.operator_api import Rollout
+    from aicr_core.domain.operator_api import Rollout
 
     steps = tuple(steps) if steps is not None else tuple(step(r, o, v, c) for r, o, v, c in DEFAULT_STEPS)
     if awaiting_release is None:
@@ -164,8 +164,9 @@ def policy_verdict(plugin: object, action: str = "approve", *, settings: Mapping
     """
     import yaml
 
-    from aicr_core import policy, policy_file
-    from aicr_core.hookspecs import PolicyContext
+    from aicr_core.domain import policy_engine as policy
+    from aicr_core.domain import policy_file
+    from aicr_core.domain.hookspecs import PolicyContext
 
     name = name or str(getattr(plugin, "NAME", "policy-under-test"))
     user = user or identity()

@@ -6,7 +6,7 @@ does not match the digest the rollout records, that is not a report, or that
 could not be read), `refuseMissing` (default false: a rollout that records no
 report, or whose report ConfigMap is gone).
 
-The report reaches the hook as `assessment` (`aicr_core.operator_api.Assessment`),
+The report reaches the hook as `assessment` (`aicr_core.domain.operator_api.Assessment`),
 verified as `describe` verifies it.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from aicr_core.plugin import Allow, Assessment, PolicyContext, SettingsModel, Violation, hookimpl
-from aicr_policies._words import listing
+from aicr_policies._phrasing import listing
 
 NAME = "assessment"
 INACTIVE_UNTIL_CONFIGURED = True

@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, field_validator, model_validator
 
 from aicr_core.plugin import Approval, PolicyContext, SettingsModel, Violation, hookimpl
-from aicr_policies._words import duration, listing, local_time
+from aicr_policies._phrasing import duration, listing, local_time
 
 NAME = "change-window"
 INACTIVE_UNTIL_CONFIGURED = True

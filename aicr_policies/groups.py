@@ -23,7 +23,7 @@ from aicr_core.plugin import (
     Violation,
     hookimpl,
 )
-from aicr_policies._words import listing
+from aicr_policies._phrasing import listing
 
 
 def _membership(policy: str, user: Identity, allowed: list[str], what: str) -> Violation | Allow:

@@ -9,7 +9,7 @@ from datetime import timedelta
 from pydantic import field_validator
 
 from aicr_core.plugin import Allow, Approval, GoDuration, PolicyContext, SettingsModel, Violation, hookimpl
-from aicr_policies._words import duration
+from aicr_policies._phrasing import duration
 
 NAME = "max-approval"
 INACTIVE_UNTIL_CONFIGURED = True

@@ -1,4 +1,5 @@
-"""Which words of the built-in layouts are coloured, and what they mean (aicr_core/output.py paints them).
+"""Which words of the built-in layouts are coloured, and what they mean
+(aicr_core/framework/output_options.py paints them).
 
 Phases, outcomes and verdicts only: what an approver scans a table for. The
 text is the same with or without colour.
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr_core.output import paint
+from aicr_core.framework.output_options import paint
 
 PHASES = {"AwaitingApproval": "waiting", "AwaitingAcknowledgement": "waiting",
           "Progressing": "active", "Validating": "active"}

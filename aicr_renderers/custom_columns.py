@@ -16,13 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from aicr_core.errors import UsageError
-from aicr_core.renderer import Renderer
-from aicr_core.result import Result
-from aicr_core.terminal import safe
+from aicr_core.framework.renderer import Renderer
+from aicr_core.framework.result import Result
+from aicr_core.framework.terminal import safe
 from aicr_renderers.templates import document, read_template_file
 
 if TYPE_CHECKING:
-    from aicr_renderers.jsonpath import Template
+    from aicr_core.framework.jsonpath import Template
 
 MIN_WIDTH, PADDING = 6, 3  # cli-runtime's printers.GetNewTabWriter
 
@@ -33,7 +33,7 @@ class Column(NamedTuple):
 
 
 def column(header: str, path: str) -> Column:
-    from aicr_renderers import jsonpath
+    from aicr_core.framework import jsonpath
 
     try:
         return Column(header, jsonpath.parse(jsonpath.relaxed(path)))
@@ -81,7 +81,7 @@ class CustomColumnsRenderer(Renderer):
         self.columns = columns_from_spec(argument)
 
     def render(self, result: Result, out: TextIO) -> None:
-        from aicr_renderers import jsonpath
+        from aicr_core.framework import jsonpath
 
         items = result.data.get("items")
         targets: list[Any] = items if isinstance(items, list) else [document(result)]

@@ -1,4 +1,4 @@
-"""Text layouts of the fleet's result kinds (commands run across clusters, aicr_core.fleet).
+"""Text layouts of the fleet's result kinds (commands run across clusters, aicr_core.fleet.fan_out).
 
 `VersionList`, `PolicyDecisionList`: each cluster's usual output under a `== CONTEXT ==`
 heading, laid out by its own kind's layout. `FleetWrite`: one line a cluster, aligned, no
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr_core.lines import table, value
+from aicr_core.framework.text_layout import table, value
 
 
 def per_context(d: dict[str, Any]) -> list[str]:

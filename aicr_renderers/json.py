@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from aicr_core.renderer import Renderer
-from aicr_core.result import Result
+from aicr_core.framework.renderer import Renderer
+from aicr_core.framework.result import Result
 
 
 class JsonRenderer(Renderer):

@@ -13,9 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from aicr_core import clock
-from aicr_core.lines import fields, listing, table, value
-from aicr_core.terminal import safe
-from aicr_renderers import colours, durations
+from aicr_core.framework.terminal import safe
+from aicr_core.framework.text_layout import fields, listing, table, value
+from aicr_renderers import colours
+from aicr_renderers import human_durations as durations
 from aicr_renderers.policy_layouts import policy_file_text
 
 HELP_WIDTH = 100  # columns of `help COMMAND`; flag descriptions wrap there

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from aicr_core.renderer import Renderer
-from aicr_core.result import Result
-from aicr_core.terminal import safe
+from aicr_core.framework.renderer import Renderer
+from aicr_core.framework.result import Result
+from aicr_core.framework.terminal import safe
 
 
 class NameRenderer(Renderer):

@@ -6,7 +6,7 @@ document of a stream (`describe --watch`, `list --watch`) is printed on its own,
 with nothing between, as `kubectl get -w -o jsonpath=...` prints them, and no
 newline is added (a template says `{"\\n"}` where it wants one).
 
-The engine is `aicr_renderers.jsonpath` (client-go's dialect). What it prints
+The engine is `aicr_core.framework.jsonpath` (client-go's dialect). What it prints
 still goes through `safe()`: a control character from the cluster is shown as
 an escape, never sent to the terminal; the template's own `\\n` and `\\t` stay.
 """
@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from aicr_core.errors import UsageError
-from aicr_core.renderer import Renderer
-from aicr_core.result import Result
-from aicr_core.terminal import safe
+from aicr_core.framework.renderer import Renderer
+from aicr_core.framework.result import Result
+from aicr_core.framework.terminal import safe
 
 if TYPE_CHECKING:
-    from aicr_renderers.jsonpath import Template
+    from aicr_core.framework.jsonpath import Template
 
 
 def document(result: Result) -> dict[str, Any]:
@@ -41,7 +41,7 @@ def read_template_file(path: str, flag: str) -> str:
 
 
 def parse_template(text: str) -> Template:
-    from aicr_renderers import jsonpath
+    from aicr_core.framework import jsonpath
 
     if not text:
         raise UsageError("template format specified but no template given")
@@ -64,7 +64,7 @@ class JsonPathRenderer(Renderer):
         self.template = parse_template(argument)
 
     def render(self, result: Result, out: TextIO) -> None:
-        from aicr_renderers import jsonpath
+        from aicr_core.framework import jsonpath
 
         assert self.template is not None, "configure() reads the template first"
         try:

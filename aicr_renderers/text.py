@@ -1,7 +1,7 @@
 """`-o text` (the default): the upstream plugin's plain-text output.
 
 The layout of a result's kind comes from the `aicr.layouts` entry-point group
-(`aicr_core.lines`; ours are in `layouts.py`, registered like anyone's): this
+(`aicr_core.framework.text_layout`; ours are in `layouts.py`, registered like anyone's): this
 renderer knows no kind. A kind without a layout, or whose layout fails, is
 printed as indented `key: value` lines. Every value from the result is
 escaped (`safe`), so a newline or an escape sequence in cluster data cannot
@@ -13,10 +13,11 @@ from __future__ import annotations
 import logging
 from typing import TextIO
 
-from aicr_core import entry_points, output
-from aicr_core.lines import Layout, generic
-from aicr_core.renderer import Renderer
-from aicr_core.result import Result
+from aicr_core import entry_points
+from aicr_core.framework import output_options as output
+from aicr_core.framework.renderer import Renderer
+from aicr_core.framework.result import Result
+from aicr_core.framework.text_layout import Layout, generic
 
 
 class TextRenderer(Renderer):

@@ -6,7 +6,7 @@ A kind's wide layout is registered under `aicr.layouts` as `<Kind>-wide`
 from __future__ import annotations
 
 from aicr_core import entry_points
-from aicr_core.lines import Layout
+from aicr_core.framework.text_layout import Layout
 from aicr_renderers.text import TextRenderer, find_layout
 
 WIDE = "-wide"

@@ -5,8 +5,8 @@ from typing import TextIO
 
 import yaml
 
-from aicr_core.renderer import Renderer
-from aicr_core.result import Result
+from aicr_core.framework.renderer import Renderer
+from aicr_core.framework.result import Result
 
 
 class YamlRenderer(Renderer):

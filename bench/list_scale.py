@@ -133,8 +133,8 @@ def main() -> int:
             ("kubectl aicr version --client (start-up)", lambda: ["kubectl", "aicr", "version", "--client"]),
         ], env)
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import aicr_core.kube"], check=True)
-        print(f"  importing the Kubernetes client (aicr_core.kube), cold process: "
+        subprocess.run([sys.executable, "-c", "import aicr_core.session.kube"], check=True)
+        print(f"  importing the Kubernetes client (aicr_core.session.kube), cold process: "
               f"{(time.perf_counter() - started) * 1000:.0f}ms, of which Python's own start ~20ms")
         log = Path(plane.workdir) / "requests"
         subprocess.run(["kubectl", "aicr", "list", "--all"], env={**env, "AICR_REQUEST_LOG": str(log)},

@@ -32,9 +32,9 @@ def approve(plane: testbed.ControlPlane, names: list[str], writers: int,
 
     `pace`: seconds each writer waits after each write, for a steady rate that lasts (a SIGTERM mid-run).
     """
-    from aicr_core import kube
-    from aicr_core import operator_api as api
-    from aicr_core.deadline import Deadline
+    from aicr_core.domain import operator_api as api
+    from aicr_core.session import kube
+    from aicr_core.session.deadline import Deadline
 
     work = collections.deque(names)
     load = Load()

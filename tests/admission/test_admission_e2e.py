@@ -618,7 +618,7 @@ def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
     from kubernetes.config import incluster_config
 
     from aicr_admission.main import service_session
-    from aicr_core import rollouts
+    from aicr_core.domain import rollouts
 
     set_policy(OPEN)
     token = plane.kubectl("create", "token", "aicr-admission", "-n", "aicr-system").stdout.strip()

@@ -131,7 +131,7 @@ def test_the_cli_never_imports_the_webhook() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from aicr_core.app import main; import contextlib, io\n"
+    code = ("import sys; from aicr_core.framework.app import main; import contextlib, io\n"
             "with contextlib.redirect_stdout(io.StringIO()): main(['help'])\n"
             "print(sorted(m for m in sys.modules if m.startswith('aicr_admission')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -10,8 +10,8 @@ from testfixtures import compare
 from aicr_admission.metrics import BUCKETS, Metrics, labels_of
 from aicr_admission.policy_source import PolicySource
 from aicr_admission.review import Answer
+from aicr_core.domain.policy_engine import load_policies
 from aicr_core.errors import AicrError, Code
-from aicr_core.policy import load_policies
 
 import testbed
 

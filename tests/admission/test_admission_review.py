@@ -15,10 +15,10 @@ from testfixtures import compare
 
 from aicr_admission import review
 from aicr_admission.policy_source import PolicySource
-from aicr_core import operator_api as api
+from aicr_core.domain import operator_api as api
+from aicr_core.domain.hookspecs import Identity, Violation, hookimpl
+from aicr_core.domain.policy_engine import PolicyEngine, policy_set
 from aicr_core.errors import AicrError, Code
-from aicr_core.hookspecs import Identity, Violation, hookimpl
-from aicr_core.policy import PolicyEngine, policy_set
 
 from support.samples import rollout as sample
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from testfixtures import ShouldRaise, compare
 
-from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError
+from aicr_core.session.deadline import Deadline
 
 from support.harness import Aicr, error_line
 from support.plugin_env import EXAMPLES, PluginPath
@@ -213,7 +213,7 @@ def test_the_default_deadline_is_30_seconds(monkeypatch: pytest.MonkeyPatch) -> 
     """Without AICR_DEADLINE_SECONDS a command's calls get 30 s in all: 0.1 s left at 29.9 s, TIMEOUT at 30 s."""
     monkeypatch.delenv("AICR_DEADLINE_SECONDS", raising=False)
     clock = [1000.0]
-    monkeypatch.setattr("aicr_core.deadline.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("aicr_core.session.deadline.time.monotonic", lambda: clock[0])
     deadline = Deadline()
     clock[0] += 29.9
     compare(round(deadline.remaining(), 6), expected=0.1)
@@ -224,10 +224,10 @@ def test_the_default_deadline_is_30_seconds(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_help_never_imports_kubernetes() -> None:
     """Nor the operator API mapping (22 ms of dataclasses): commands import both when they run."""
-    code = ("import sys, io; from aicr_core.app import AicrApp; out = io.StringIO(); "
+    code = ("import sys, io; from aicr_core.framework.app import AicrApp; out = io.StringIO(); "
             "rc = AicrApp(stdout=out, stderr=out).run(['help']); "
             "assert rc == 0, out.getvalue(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'yaml') "
-            "or m in ('aicr_core.operator_api', 'aicr_core.kube', 'aicr_core.policy')))")
+            "or m in ('aicr_core.domain.operator_api', 'aicr_core.session.kube', 'aicr_core.domain.policy_engine')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     compare((proc.returncode, proc.stdout.strip()), expected=(0, "[]"))

@@ -1,4 +1,4 @@
-"""Ctrl-C at any moment of a start is `error: [INTERRUPTED] interrupted` and exit 130 (aicr_core/launch.py).
+"""Ctrl-C at any moment of a start is `error: [INTERRUPTED] interrupted` and exit 130 (aicr_core/framework/launch.py).
 
 The moment that used to fail is the import of the application (about 0.1 s): Python printed the traceback
 of whatever was being imported and died by the signal (-2). The test sends SIGINT to the real

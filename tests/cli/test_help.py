@@ -12,9 +12,9 @@ from testfixtures import compare
 
 from aicr_commands.help import API_LINE, command_help, parse_doc
 from aicr_core import entry_points
-from aicr_core.app import AicrApp
-from aicr_core.command import AicrCommand
 from aicr_core.errors import Code
+from aicr_core.framework.app import AicrApp
+from aicr_core.framework.command import AicrCommand
 
 from support.harness import Aicr
 from support.plugin_env import EXAMPLES, PluginPath
@@ -89,7 +89,7 @@ def test_the_api_codes_are_named_once_and_listed_for_every_api_command() -> None
 
 
 def _app():  # type: ignore[no-untyped-def]
-    from aicr_core.app import AicrApp
+    from aicr_core.framework.app import AicrApp
 
     return AicrApp()
 
@@ -158,10 +158,10 @@ def test_parse_doc() -> None:
 
 
 def test_help_of_any_command_imports_nothing_heavy() -> None:
-    code = ("import sys, io; from aicr_core.app import AicrApp; out = io.StringIO(); "
+    code = ("import sys, io; from aicr_core.framework.app import AicrApp; out = io.StringIO(); "
             f"codes = [AicrApp(stdout=out, stderr=out).run(['help', n]) for n in {BUILT_IN!r}]; "
             "assert codes == [0] * len(codes), out.getvalue(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'yaml') "
-            "or m in ('aicr_core.operator_api', 'aicr_core.kube', 'aicr_core.policy', 'aicr_core.watch')))")
+            "or m.startswith(('aicr_core.domain', 'aicr_core.session.kube', 'aicr_core.session.watch'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     compare((proc.returncode, proc.stdout.strip()), expected=(0, "[]"), suffix=proc.stderr)

@@ -1,4 +1,4 @@
-"""A deadline per session, on worker threads, as the fleet runs one session per cluster (aicr_core.deadline).
+"""A deadline per session, on worker threads, as the fleet runs one session per cluster (aicr_core.session.deadline).
 
 In-process sessions (`kube.connect`) against fake API servers: one session hangs (a trickling server,
 a hung credentials plugin), the other answers; the hung one ends in TIMEOUT at its own deadline, naming
@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from testfixtures import ShouldRaise, compare
 
-from aicr_core import kube
-from aicr_core.deadline import Deadline, in_background
 from aicr_core.errors import AicrError, Code
+from aicr_core.session import kube
+from aicr_core.session.deadline import Deadline, in_background
 
 from support.fake_apiserver import Respond, Trickle, fake_apiserver
 

@@ -87,7 +87,8 @@ BAD_RESULTS = {
 @pytest.fixture
 def bad_results(aicr: Aicr, tmp_path: Path) -> Aicr:
     """Site commands whose results no renderer can print unchanged, and a renderer that raises half-way."""
-    source = "import datetime\nfrom aicr_core.command import AicrCommand\nfrom aicr_core.result import Result\n"
+    source = ("import datetime\nfrom aicr_core.framework.command import AicrCommand\n"
+              "from aicr_core.framework.result import Result\n")
     for name, result in BAD_RESULTS.items():
         source += f"\n\nclass {name.title()}(AicrCommand):\n    def take_action(self, args):\n        return {result}\n"
     source += ("\n\nclass HalfRenderer:\n    def render(self, result, out):\n"

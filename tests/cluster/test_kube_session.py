@@ -10,15 +10,15 @@ import time
 
 from testfixtures import ShouldRaise, compare
 
-from aicr_core import kube
-from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
+from aicr_core.session import kube
+from aicr_core.session.deadline import Deadline
 
 import testbed
 
 
 def test_a_real_watch_sees_the_operators_change(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     name = seed.rollout()
     cluster = kube.connect(str(plane.kubeconfig_for("victor")), None, Deadline(20))
@@ -38,7 +38,7 @@ def test_a_real_watch_sees_the_operators_change(plane: testbed.ControlPlane, see
 def test_a_field_the_clusters_schema_lacks_is_refused_not_pruned(plane: testbed.ControlPlane,
                                                                 seed: testbed.Seeder) -> None:
     """Against an operator whose CRD has no such field, a write must fail loudly rather than drop it."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     name = seed.rollout()
     cluster = kube.connect(str(plane.kubeconfig_for("alice")), None, Deadline(20))

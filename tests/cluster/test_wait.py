@@ -290,10 +290,10 @@ def test_wait_survives_a_dropped_connection(aicr: Aicr, plane: testbed.ControlPl
 
 def test_the_watch_survives_410_gone(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
     """In process against the real server: the first read reports a version compacted long ago."""
-    from aicr_core import kube
-    from aicr_core import operator_api as api
-    from aicr_core.deadline import Deadline
-    from aicr_core.watch import follow
+    from aicr_core.domain import operator_api as api
+    from aicr_core.session import kube
+    from aicr_core.session.deadline import Deadline
+    from aicr_core.session.watch import follow
 
     class StaleFirstRead:
         def __init__(self, cluster: kube.Cluster) -> None:

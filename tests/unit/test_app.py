@@ -6,9 +6,9 @@ import logging
 
 from testfixtures import LogCapture, OutputCapture, compare
 
-from aicr_core import actions
-from aicr_core import operator_api as api
-from aicr_core.app import AicrApp
+from aicr_core.domain import actions
+from aicr_core.domain import operator_api as api
+from aicr_core.framework.app import AicrApp
 
 from support.samples import rollout
 
@@ -57,7 +57,7 @@ def test_lost_races_name_the_winner_or_say_conflict() -> None:
 
 
 def test_the_kubernetes_clients_log_is_collected_not_printed() -> None:
-    from aicr_core.kube import _ClientErrors
+    from aicr_core.session.kube import _ClientErrors
 
     handler = _ClientErrors.install()
     try:
@@ -70,7 +70,7 @@ def test_the_kubernetes_clients_log_is_collected_not_printed() -> None:
 
 
 def test_the_policy_loader_logs_nothing_when_no_policy_is_installed() -> None:
-    from aicr_core.policy import load_policies
+    from aicr_core.domain.policy_engine import load_policies
 
     with LogCapture() as log:
         policies = load_policies()
@@ -91,7 +91,7 @@ def test_the_session_never_retries_and_installs_one_log_handler(tmp_path) -> Non
     """A retry would run behind the shared deadline's back; handlers must not pile up per connect."""
     import json
 
-    from aicr_core import kube
+    from aicr_core.session import kube
 
     kc = tmp_path / "kc"
     kc.write_text(json.dumps({

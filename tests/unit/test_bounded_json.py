@@ -1,4 +1,4 @@
-"""The nesting check of aicr_core.bounded_json against a reference depth, on any JSON (strings full of brackets,
+"""The nesting check of aicr_core.session.bounded_json against a reference depth, on any JSON (strings full of brackets,
 quotes and backslashes included)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testfixtures import ShouldRaise, compare
 
-from aicr_core import bounded_json
+from aicr_core.session import bounded_json
 
 
 def depth(value: Any) -> int:

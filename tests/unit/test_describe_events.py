@@ -8,8 +8,8 @@ import pytest
 from testfixtures import compare
 
 from aicr_commands import _events
-from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
+from aicr_core.session.deadline import Deadline
 from aicr_renderers.layouts import events_lines
 
 

@@ -1,4 +1,4 @@
-"""`aicr_core.duration` against Go's own `time.ParseDuration`, string by string.
+"""`aicr_core.go_duration` against Go's own `time.ParseDuration`, string by string.
 
 A ten-line Go program is built with the local Go toolchain (the one that
 builds the control plane; the standard library only, no network) and asked
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from testfixtures import compare
 
-from aicr_core import duration
+from aicr_core import go_duration as duration
 
 GO_PROGRAM = """\
 package main

@@ -9,7 +9,7 @@ import pytest
 from testfixtures import ShouldRaise, compare
 
 from aicr_core.errors import UsageError
-from aicr_core.flags import (
+from aicr_core.framework.flags import (
     MAX_API_TIME,
     FlagParser,
     ParsedDuration,
@@ -95,7 +95,7 @@ def test_an_expiry_that_is_not_in_the_future_when_written_is_a_usage_error_namin
 def test_the_cli_and_the_webhook_apply_one_bound() -> None:
     """What passes --expires passes the webhook, whose clock may be behind, or ahead by less than a minute."""
     from aicr_admission import review
-    from aicr_core.actions import MIN_APPROVAL, approval_expiry_problem
+    from aicr_core.domain.actions import MIN_APPROVAL, approval_expiry_problem
 
     for delta in (MIN_APPROVAL, MIN_APPROVAL + timedelta(seconds=1), timedelta(hours=2)):
         expires = check_expires(args(expires=f"{int(delta.total_seconds())}s"), NOW)

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 from testfixtures import compare
 
-from aicr_commands import _fleet, _fleet_write
-from aicr_core import operator_api as api
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _fleet_write
+from aicr_core.domain import operator_api as api
 from aicr_core.errors import AicrError, Code
 from aicr_renderers.fleet_layouts import fleet_write, per_context
 

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from testfixtures import compare
 
-from aicr_core import fleet, waves
-from aicr_core.connection_flags import Overrides
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import waves_file as waves
+from aicr_core.session.connection_flags import Overrides
 
 NAMES = ["gpu-lab-1", "gpu-eu-1", "gpu-eu-2", "gpu-us-1", "cpu-dev"]
 
@@ -203,9 +204,9 @@ def test_notes_arrive_as_they_happen() -> None:
 LATE_WRITER = """
 import atexit, sys, threading, time
 atexit.register(time.sleep, 0.6)  # registered first, so run last: after every clean-up, a late writer's chance
-from aicr_core import kubeconfig
-from aicr_core.connection_flags import Overrides
-from aicr_core.deadline import Deadline
+from aicr_core.session import kubeconfig
+from aicr_core.session.connection_flags import Overrides
+from aicr_core.session.deadline import Deadline
 from kubernetes.config import kube_config
 kubeconfig.load_settings(sys.argv[1], Overrides(), Deadline(10))
 

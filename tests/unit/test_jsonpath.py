@@ -1,4 +1,4 @@
-"""The public face of `aicr_renderers.jsonpath`: parse once, execute per document, errors as JsonPathError.
+"""The public face of `aicr_core.framework.jsonpath`: parse once, execute per document, errors as JsonPathError.
 
 What kubectl prints for each template is the differential test's business (test_jsonpath_differential.py);
 here: the API a renderer builds on, and the choices where this module knowingly differs from client-go.
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from aicr_renderers import jsonpath
-from aicr_renderers.jsonpath import NO_VALUE, JsonPathError
+from aicr_core.framework import jsonpath
+from aicr_core.framework.jsonpath import NO_VALUE, JsonPathError
 
 ROLLOUTS = {
     "apiVersion": "v1",

@@ -1,4 +1,4 @@
-"""`aicr_renderers.jsonpath` against client-go's own engine, template by template.
+"""`aicr_core.framework.jsonpath` against client-go's own engine, template by template.
 
 tools/jsonpath_ref is a small Go program on `k8s.io/client-go/util/jsonpath` (v0.37.2, kubectl 1.37's):
 it runs each case as kubectl's JSONPath printer does (the document decoded as `kubectl get` decodes an
@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from aicr_renderers import jsonpath
+from aicr_core.framework import jsonpath
 
 REF_SOURCE = Path(__file__).resolve().parents[2] / "tools" / "jsonpath_ref"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from testfixtures import ShouldRaise, compare
 
-from aicr_core import kube
-from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
+from aicr_core.session import kube
+from aicr_core.session.deadline import Deadline
 
 from support.fake_apiserver import Respond, fake_apiserver
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from testfixtures import ShouldRaise, compare
 
-from aicr_core import operator_api as api
+from aicr_core.domain import operator_api as api
 from aicr_core.errors import AicrError
 
 from support.samples import FROM, REPORT, TO, rollout

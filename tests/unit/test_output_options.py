@@ -14,16 +14,17 @@ from typing import Any
 import pytest
 from testfixtures import compare
 
-from aicr_core import kube, output
-from aicr_core.app import AicrApp
 from aicr_core.errors import AicrError, UsageError
-from aicr_core.flags import FlagParser, add_common_flags
-from aicr_core.lines import listing, table
-from aicr_core.output import OutputOptions, finish, paint, strip_marks, use_color
-from aicr_core.result import Result, Rows, Stream
-from aicr_core.selector import SelectorError, check
-from aicr_core.sorting import natural_less, parse_sort_by, quantity, sort_items
-from aicr_core.watch import follow_collection
+from aicr_core.framework import output_options as output
+from aicr_core.framework.app import AicrApp
+from aicr_core.framework.flags import FlagParser, add_common_flags
+from aicr_core.framework.output_options import OutputOptions, finish, paint, strip_marks, use_color
+from aicr_core.framework.result import Result, Rows, Stream
+from aicr_core.framework.sort_by import natural_less, parse_sort_by, quantity, sort_items
+from aicr_core.framework.text_layout import listing, table
+from aicr_core.session import kube
+from aicr_core.session.label_selector import SelectorError, check
+from aicr_core.session.watch import follow_collection
 from aicr_renderers.custom_columns import CustomColumnsFileRenderer, CustomColumnsRenderer
 from aicr_renderers.json import JsonRenderer
 from aicr_renderers.templates import JsonPathRenderer
@@ -303,7 +304,7 @@ def test_a_renderer_that_takes_no_argument_refuses_one() -> None:
 
 def test_list_watch_shows_a_rollout_leaving_then_no_more_of_it() -> None:
     from aicr_commands.list import Assessments, watch_rows
-    from aicr_core.watch import Change
+    from aicr_core.session.watch import Change
 
     from support.samples import rollout
 

@@ -14,10 +14,10 @@ from stevedore import _cache as stevedore_cache
 from stevedore.extension import ExtensionManager
 from testfixtures import ShouldRaise, compare
 
-from aicr_core import policy_file
+from aicr_core.domain import policy_file
+from aicr_core.domain.hookspecs import Allow, Identity, PolicyContext, Violation, hookimpl
+from aicr_core.domain.policy_engine import LoadedPolicies, PolicyEngine, load_policies, policy_set
 from aicr_core.errors import AicrError
-from aicr_core.hookspecs import Allow, Identity, PolicyContext, Violation, hookimpl
-from aicr_core.policy import LoadedPolicies, PolicyEngine, load_policies, policy_set
 from aicr_core.testing import approval, rollout
 
 from support.plugin_env import PluginPath
@@ -375,7 +375,7 @@ class SwallowsEverything:
 
 
 def test_a_policy_that_reads_a_missing_reason_is_skipped_never_run_on_a_placeholder() -> None:
-    from aicr_core.policy import without
+    from aicr_core.domain.policy_engine import without
 
     proposed = without(approval(reason=""), "reason", "--reason TEXT")
     compare(proposed.user, expected=approval(reason="").user)  # the other fields read as usual
@@ -393,7 +393,7 @@ def test_a_policy_that_reads_a_missing_reason_is_skipped_never_run_on_a_placehol
 
 def _revoke(policies: PolicyEngine, reason: str | None, overrides: tuple[str, ...] = ()) -> Any:
     """The decision on a revocation with `reason` (None: not given, as `policy check` without --reason)."""
-    from aicr_core.policy import without
+    from aicr_core.domain.policy_engine import without
     from aicr_core.testing import revocation
 
     proposed = revocation(reason=reason or "")

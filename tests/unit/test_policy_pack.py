@@ -360,8 +360,8 @@ def test_every_policy_of_the_pack_through_one_engine(aicr_clock: FrozenClock) ->
     """Overlapping rules all run and all are listed; warn mode and overrides apply per policy."""
     import yaml
 
-    from aicr_core.hookspecs import PolicyContext
-    from aicr_core.policy import PolicyEngine, load_policies
+    from aicr_core.domain.hookspecs import PolicyContext
+    from aicr_core.domain.policy_engine import PolicyEngine, load_policies
 
     aicr_clock.set("2026-12-04T17:02:00Z")  # Friday evening in Berlin
     text = yaml.safe_dump({"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {

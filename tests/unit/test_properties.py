@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from aicr_commands import describe, reproduce
-from aicr_core import operator_api as api
-from aicr_core import rollouts
+from aicr_core.domain import operator_api as api
+from aicr_core.domain import rollouts
 from aicr_core.errors import AicrError
-from aicr_core.result import Result
-from aicr_core.terminal import safe
+from aicr_core.framework.result import Result
+from aicr_core.framework.terminal import safe
 from aicr_renderers.text import TextRenderer
 
 from support.samples import REPORT, ROLLOUT

@@ -9,8 +9,9 @@ import pytest
 from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
 from aicr_commands import reproduce
-from aicr_core import actions, clock
-from aicr_core import operator_api as api
+from aicr_core import clock
+from aicr_core.domain import actions
+from aicr_core.domain import operator_api as api
 from aicr_core.errors import AicrError
 
 from support.samples import rollout

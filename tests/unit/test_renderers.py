@@ -13,11 +13,11 @@ from testfixtures import Replacer, compare, mock_datetime
 
 from aicr_commands import describe, reproduce
 from aicr_commands.list import item as listing_item
-from aicr_core import operator_api as api
-from aicr_core import rollouts
+from aicr_core.domain import operator_api as api
+from aicr_core.domain import rollouts
 from aicr_core.errors import AicrError
-from aicr_core.result import Result
-from aicr_core.terminal import safe
+from aicr_core.framework.result import Result
+from aicr_core.framework.terminal import safe
 from aicr_renderers.json import JsonRenderer
 from aicr_renderers.text import TextRenderer
 from aicr_renderers.yaml import YamlRenderer

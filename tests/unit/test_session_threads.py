@@ -7,7 +7,7 @@ import threading
 
 from testfixtures import compare
 
-from aicr_core.kube import _ClientErrors
+from aicr_core.session.kube import _ClientErrors
 
 
 def test_client_errors_are_kept_per_thread() -> None:

@@ -13,16 +13,18 @@ from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
 from aicr_commands import list as listing
 from aicr_commands import wait
-from aicr_core import clock, rollouts, watch
-from aicr_core import operator_api as api
+from aicr_core import clock
 from aicr_core import testing as kit
-from aicr_core.actions import APPROVE
-from aicr_core.app import CLEAR_SCREEN, AicrApp
-from aicr_core.deadline import Deadline
+from aicr_core.domain import operator_api as api
+from aicr_core.domain import rollouts
+from aicr_core.domain.actions import APPROVE
+from aicr_core.domain.hookspecs import PolicyContext
 from aicr_core.errors import AicrError, Code
-from aicr_core.hookspecs import PolicyContext
-from aicr_core.result import Progress, Result, Stream
-from aicr_renderers import durations
+from aicr_core.framework.app import CLEAR_SCREEN, AicrApp
+from aicr_core.framework.result import Progress, Result, Stream
+from aicr_core.session import watch
+from aicr_core.session.deadline import Deadline
+from aicr_renderers import human_durations as durations
 from aicr_renderers.json import JsonRenderer
 from aicr_renderers.text import TextRenderer
 
@@ -143,7 +145,7 @@ def test_resumes_from_the_last_version_and_bookmark(monkeypatch: pytest.MonkeyPa
 
 
 def test_410_gone_reads_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr_core import kube
+    from aicr_core.session import kube
 
     session = Scripted([obj("1"), obj("5", "Progressing")], [kube.Gone("too old"), [
         {"type": "MODIFIED", "object": obj("6", "Ended")}]])
@@ -153,7 +155,7 @@ def test_410_gone_reads_again(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_re_read_object_without_metadata_is_handed_on_not_a_crash() -> None:
-    from aicr_core import kube
+    from aicr_core.session import kube
 
     session = Scripted([obj("1"), {"metadata": "junk"}], [kube.Gone("too old")])
     seen = watch.follow(session, "/things", "r")  # type: ignore[arg-type]

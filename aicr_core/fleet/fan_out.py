@@ -8,7 +8,7 @@ entry: server, CA, credentials, exec plugin run inside its turn) and a deadline 
 This module knows contexts and sessions, not rollouts: a command hands `Fleet.run` a function
 of one session, and gets back one `Outcome` per context, its value or its error.
 
-The deadline: each cluster's `Deadline` (aicr_core.deadline) starts when its turn does and is
+The deadline: each cluster's `Deadline` (aicr_core.session.deadline) starts when its turn does and is
 named after its context. It holds on the worker thread: when it passes, the session's watchdog
 shuts that cluster's sockets and kills its credential plugin with its children, and the calls
 end in `TIMEOUT` for that cluster alone. The thread that waits for the workers keeps each
@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
-    from aicr_core.connection_flags import Overrides
-    from aicr_core.deadline import Deadline
-    from aicr_core.kube import Cluster
-    from aicr_core.kubeconfig import Settings
+    from aicr_core.session.connection_flags import Overrides
+    from aicr_core.session.deadline import Deadline
+    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kubeconfig import Settings
 
 T = TypeVar("T")
 
@@ -173,7 +173,7 @@ def choose(names: Sequence[str], entries: Sequence[str], what: str = "--contexts
 
 def context_names(kubeconfig: str | None) -> list[str]:
     """The contexts of the merged kubeconfig, in its order (as kubectl merges the files)."""
-    from aicr_core.kubeconfig import merged_context_names
+    from aicr_core.session.kubeconfig import merged_context_names
 
     return merged_context_names(kubeconfig)
 
@@ -242,7 +242,7 @@ class Fleet:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, contexts: list[str] | None = None) -> Fleet:
-        from aicr_core.connection_flags import Overrides
+        from aicr_core.session.connection_flags import Overrides
 
         overrides = Overrides.from_args(args)._replace(context=None)
         return cls(getattr(args, "kubeconfig", None), overrides,
@@ -256,15 +256,15 @@ class Fleet:
         """
         import math
 
-        from aicr_core import kube
-        from aicr_core.deadline import Deadline
+        from aicr_core.session import kube
+        from aicr_core.session.deadline import Deadline
 
         figure = kube.command_deadline(self.overrides).seconds if seconds is None else (seconds or math.inf)
         return Deadline(figure, name=f"context {context}" if context else "")
 
     def session(self, context: str, deadline: Deadline) -> Cluster:
         """A session with `context`'s own kubeconfig entry; its credentials are loaded once per command."""
-        from aicr_core import kube
+        from aicr_core.session import kube
 
         with self._lock:
             settings = self._settings.get(context)
@@ -385,7 +385,7 @@ class Fleet:
 
 def complete_contexts(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
     """`--contexts a,b<TAB>`: the context names not yet in the list, after what is typed."""
-    from aicr_core.completion import NO_FILES, NO_SPACE, Candidates, kubeconfig_names
+    from aicr_core.framework.completion import NO_FILES, NO_SPACE, Candidates, kubeconfig_names
 
     done, _comma, current = prefix.rpartition(",")
     lead = f"{done}," if done else ""

@@ -21,8 +21,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from aicr_core import kube
 from aicr_core.errors import AicrError, Code
+from aicr_core.session import kube
 
 WATCH_SECONDS = 300       # each stream is asked to end after this, then resumed
 RECONNECT_SECONDS = 30.0  # how long a server may stay unreachable before we give up

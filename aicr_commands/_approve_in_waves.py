@@ -20,17 +20,19 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Union
 
-from aicr_commands import _fleet, _fleet_write
+from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _fleet_write
 from aicr_commands._fleet_write import FAILED, SKIPPED, VERBS, item
-from aicr_core import clock, fleet
+from aicr_core import clock
 from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
-from aicr_core.result import Progress, Result, Stream
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.result import Progress, Result, Stream
 
 if TYPE_CHECKING:
-    from aicr_core import operator_api as api
-    from aicr_core.command import AicrCommand
-    from aicr_core.fleet import Turn
-    from aicr_core.waves import Wave, Waves
+    from aicr_core.domain import operator_api as api
+    from aicr_core.fleet.fan_out import Turn
+    from aicr_core.fleet.waves_file import Wave, Waves
+    from aicr_core.framework.command import AicrCommand
 
 SUCCEEDED, NOT_STARTED, INTERRUPTED = "succeeded", "not-started", "interrupted"
 PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollout is followed
@@ -38,7 +40,7 @@ PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollou
 
 def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
     """Everything that can be refused is refused here, before any call; the waves run as the stream is read."""
-    from aicr_core import waves as waves_file
+    from aicr_core.fleet import waves_file
 
     plan = waves_file.load(args.waves)
     verb = VERBS["approve"]
@@ -255,9 +257,9 @@ class _Run:
 
 def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
     """Watch the rollout until it ends; its outcome. Progress says when it waits for an acknowledgement."""
-    from aicr_commands import _rollouts
-    from aicr_core import operator_api as api
-    from aicr_core.watch import follow
+    from aicr_commands import _rollout_args as _rollouts
+    from aicr_core.domain import operator_api as api
+    from aicr_core.session.watch import follow
 
     told: set[str] = set()
     for obj in follow(turn.cluster, api.rollouts_path(), rollout.name, f"rollout {rollout.name}"):
@@ -274,8 +276,8 @@ def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
 
 def runtime_ready(turn: Turn) -> str:
     """Empty when the ClusterRuntime's Ready condition is True; else why not."""
-    from aicr_core import operator_api as api
-    from aicr_core.rollouts import get_object
+    from aicr_core.domain import operator_api as api
+    from aicr_core.domain.rollouts import get_object
 
     runtime = get_object(turn.cluster, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
     status: dict[str, Any] = runtime["status"] if isinstance(runtime.get("status"), dict) else {}
@@ -292,7 +294,7 @@ def runtime_ready(turn: Turn) -> str:
 
 def describe_state(found: Any) -> str:
     """A cluster's state for the plan, in words (the survey before the first wave)."""
-    from aicr_commands._rollouts import waits_for_person
+    from aicr_commands._rollout_args import waits_for_person
 
     if found is None or not found.rollouts:
         return "no rollout to the plan"

@@ -22,14 +22,15 @@ from typing import Any, TextIO
 from cliff.app import App
 from cliff.commandmanager import CommandManager
 
-from aicr_core import entry_points, output
-from aicr_core.command import AicrCommand
+from aicr_core import entry_points
 from aicr_core.errors import AicrError, Code, HelpRequested, UsageError
-from aicr_core.flags import FlagParser, add_common_flags, debug_enabled
-from aicr_core.memory import paused_gc
-from aicr_core.renderer import Renderer
-from aicr_core.result import Progress, Result, Rows, Stream, result_problem
-from aicr_core.terminal import safe
+from aicr_core.framework import output_options as output
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import FlagParser, add_common_flags, debug_enabled
+from aicr_core.framework.gc_pause import paused_gc
+from aicr_core.framework.renderer import Renderer
+from aicr_core.framework.result import Progress, Result, Rows, Stream, result_problem
+from aicr_core.framework.terminal import safe
 
 PROG = "kubectl aicr"
 CLEAR_SCREEN = "\x1b[H\x1b[2J"  # cursor home, erase the screen: a watch redraws in place
@@ -357,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> int:
-    """The executable's run (aicr_core.launch calls it); its exit code."""
+    """The executable's run (aicr_core.framework.launch calls it); its exit code."""
     # SIGTERM ends the process like an exit, so that cleanups still run: the official client writes
     # kubeconfig key data to private temporary files and removes them only at exit.
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
@@ -365,6 +366,7 @@ def console_main() -> int:
 
 
 def console_script() -> None:
-    """The entry point of installs made before aicr_core.launch took over (their generated script names it)."""
+    """The entry point of installs made before aicr_core.framework.launch took over
+    (their generated script names it)."""
     sys.exit(console_main())
 

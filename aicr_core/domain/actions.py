@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from aicr_core import clock
-from aicr_core import operator_api as api
+from aicr_core.domain import operator_api as api
 from aicr_core.errors import AicrError, Code
 
 # What a command proposes from (the rollout, the user, the instant, --reason, --expires), refusing first.

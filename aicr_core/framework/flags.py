@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple, NoReturn
 
-from aicr_core import duration
-from aicr_core.connection_flags import add_connection_flags
+from aicr_core import go_duration as duration
 from aicr_core.errors import HelpRequested, UsageError
-from aicr_core.output import COLOR_CHOICES
+from aicr_core.framework.output_options import COLOR_CHOICES
+from aicr_core.session.connection_flags import add_connection_flags
 
 REASON_MAX = 1024
 DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
@@ -89,7 +89,7 @@ def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
     if ends is None or ends > MAX_API_TIME:
         raise UsageError(f"--expires {expires.text} ends after {MAX_API_TIME:%Y-%m-%dT%H:%M:%SZ}, "
                          "the latest time the API can store")
-    from aicr_core.actions import MIN_APPROVAL, approval_expiry_problem  # the bound the webhook applies too
+    from aicr_core.domain.actions import MIN_APPROVAL, approval_expiry_problem  # the bound the webhook applies too
 
     if approval_expiry_problem(ends, now):
         raise UsageError(f"--expires {expires.text} is shorter than the minimum, {MIN_APPROVAL.seconds // 60}m: "
@@ -254,7 +254,8 @@ def add_common_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output_flags(group: argparse._ArgumentGroup) -> None:
-    """What every renderer may honour (aicr_core/output.py); a renderer that has no use for one ignores it."""
+    """What every renderer may honour (aicr_core/framework/output_options.py);
+    a renderer that has no use for one ignores it."""
     group.add_argument("--no-headers", action=BoolFlag,
                        help="tables (text, wide, custom-columns): leave out the header line")
     group.add_argument("--color", metavar="WHEN", choices=COLOR_CHOICES, default="auto",

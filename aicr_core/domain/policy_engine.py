@@ -17,7 +17,7 @@ Three steps, each usable on its own (the CLI and an admission webhook share them
    action must fail with (or None). The verdict never depends on call order.
 
 No Kubernetes I/O happens here: the caller reads the policy file and the
-objects its own way. A write is decided by `aicr_core.rollouts.decide_write`,
+objects its own way. A write is decided by `aicr_core.domain.rollouts.decide_write`,
 which every caller (the commands, `policy check`, the webhook) uses.
 """
 from __future__ import annotations
@@ -32,11 +32,12 @@ from typing import Any, TypeVar
 
 import pluggy
 
-from aicr_core import clock, hookspecs, policy_file
-from aicr_core.actions import ACTIONS, Action
+from aicr_core import clock
+from aicr_core.domain import hookspecs, policy_file
+from aicr_core.domain.actions import ACTIONS, Action
+from aicr_core.domain.hookspecs import Allow, PolicyContext, Violation
 from aicr_core.entry_points import POLICIES, PluginGroup, PluginInfo, distribution_and_version
 from aicr_core.errors import AicrError, Code, VerdictWord
-from aicr_core.hookspecs import Allow, PolicyContext, Violation
 
 # What a policy plugin may declare (documented in hookspecs.py).
 SETTINGS_MODEL = "SETTINGS_MODEL"

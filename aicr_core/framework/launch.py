@@ -36,7 +36,7 @@ def console_script() -> None:
     if not ignored:
         signal.signal(signal.SIGINT, _interrupted_while_starting)
     try:
-        from aicr_core import app
+        from aicr_core.framework import app
 
         if not ignored:
             signal.signal(signal.SIGINT, signal.default_int_handler)

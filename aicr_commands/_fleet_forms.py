@@ -12,15 +12,15 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aicr_core import fleet
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.result import Result
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
-    from aicr_core import operator_api as api
-    from aicr_core.command import AicrCommand
-    from aicr_core.fleet import Outcome, Turn
-    from aicr_core.kube import Cluster
+    from aicr_core.domain import operator_api as api
+    from aicr_core.fleet.fan_out import Outcome, Turn
+    from aicr_core.framework.command import AicrCommand
+    from aicr_core.session.kube import Cluster
 
 # What a per-cluster copy of the arguments must not carry: it is one cluster's command.
 _SINGLE = {"contexts": None, "all_contexts": False, "parallel": None, "plan": None, "waves": None, "yes": False}
@@ -148,8 +148,8 @@ def whole_document(context: str, result: Result) -> list[dict[str, Any]]:
 
 def plan_rollouts(cluster: Cluster, digest: str) -> list[api.Rollout]:
     """Every rollout to the plan (spec.to.digest compared in full), newest first: one LIST."""
-    from aicr_commands._rollouts import many_objects
-    from aicr_core import operator_api as api
+    from aicr_commands._rollout_args import many_objects
+    from aicr_core.domain import operator_api as api
 
     with many_objects():
         objects, _version = cluster.list(api.rollouts_path())
@@ -186,10 +186,10 @@ def no_open_rollout(digest: str) -> str:
 
 def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
     """`--plan <TAB>`: the plan digests with a rollout waiting for a person in the current context."""
-    from aicr_commands import _rollouts
-    from aicr_core import operator_api as api
-    from aicr_core.completion import API_SECONDS, NO_FILES, Candidates
-    from aicr_core.deadline import Deadline
+    from aicr_commands import _rollout_args as _rollouts
+    from aicr_core.domain import operator_api as api
+    from aicr_core.framework.completion import API_SECONDS, NO_FILES, Candidates
+    from aicr_core.session.deadline import Deadline
 
     with _rollouts.many_objects():
         objects, _version = _rollouts.session(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())

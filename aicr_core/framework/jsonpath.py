@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from aicr_renderers.jsonpath_format import NO_VALUE, GoByte, as_go, sprint, to_text, type_name
-from aicr_renderers.jsonpath_syntax import (
+from aicr_core.framework.jsonpath_format import NO_VALUE, GoByte, as_go, sprint, to_text, type_name
+from aicr_core.framework.jsonpath_syntax import (
     Action,
     Branches,
     Field,

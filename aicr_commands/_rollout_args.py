@@ -1,10 +1,10 @@
 """What the rollout commands share: the ROLLOUT argument, the session, and the path of a write.
 
 The domain itself (what an action is, the reads, the decision) is the core's:
-`aicr_core.actions` and `aicr_core.rollouts`; this module maps flags onto it.
+`aicr_core.domain.actions` and `aicr_core.domain.rollouts`; this module maps flags onto it.
 
 Imported by command modules at module level, so it imports nothing heavy;
-`aicr_core.kube` (the Kubernetes client) is imported only when a command runs.
+`aicr_core.session.kube` (the Kubernetes client) is imported only when a command runs.
 """
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from aicr_core.errors import AicrError, Code, UsageError
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from aicr_core import operator_api as api  # imported when a command runs, so `help` stays fast
-    from aicr_core.actions import Action
-    from aicr_core.deadline import Deadline
-    from aicr_core.kube import Cluster
-    from aicr_core.policy import Decision
+    from aicr_core.domain import operator_api as api  # imported when a command runs, so `help` stays fast
+    from aicr_core.domain.actions import Action
+    from aicr_core.domain.policy_engine import Decision
+    from aicr_core.session.deadline import Deadline
+    from aicr_core.session.kube import Cluster
 
 # A Kubernetes object name (DNS subdomain): anything else cannot name a rollout
 # and must not reach a URL path.
@@ -37,8 +37,9 @@ def valid_rollout_name(text: str) -> str:
 
 
 def many_objects() -> AbstractContextManager[None]:
-    """Pause the cyclic garbage collector while thousands of objects are decoded and parsed (see aicr_core.memory)."""
-    from aicr_core.memory import paused_gc
+    """Pause the cyclic garbage collector while thousands of objects are decoded and parsed
+    (see aicr_core.framework.gc_pause)."""
+    from aicr_core.framework.gc_pause import paused_gc
 
     return paused_gc()
 
@@ -62,9 +63,9 @@ class RolloutNames:
         self.waiting_first = waiting_first
 
     def __call__(self, prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-        from aicr_core import operator_api as api
-        from aicr_core.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
-        from aicr_core.deadline import Deadline
+        from aicr_core.domain import operator_api as api
+        from aicr_core.framework.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
+        from aicr_core.session.deadline import Deadline
 
         with many_objects():
             objects, _version = session(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
@@ -112,10 +113,10 @@ def session(args: argparse.Namespace, deadline: Deadline | None = None) -> Clust
     """A session from the connection flags; `deadline` bounds all its calls (default: the command's).
     (Here so that command modules need not import the Kubernetes client before they run.)
 
-    Run across clusters (aicr_core.fleet), a command is run once per cluster with that cluster's
+    Run across clusters (aicr_core.fleet.fan_out), a command is run once per cluster with that cluster's
     session in `fleet_session`: the same code path, on the session the fleet made for it.
     """
-    from aicr_core import kube
+    from aicr_core.session import kube
 
     given: Cluster | None = getattr(args, "fleet_session", None)
     if given is not None:
@@ -125,7 +126,7 @@ def session(args: argparse.Namespace, deadline: Deadline | None = None) -> Clust
 
 def waits_for_person(rollout: api.Rollout) -> bool:
     """AwaitingApproval with no approval yet, or AwaitingAcknowledgement of a release nobody acknowledged."""
-    from aicr_core import operator_api as api
+    from aicr_core.domain import operator_api as api
 
     if rollout.phase == api.PHASE_AWAITING_APPROVAL:
         return rollout.approval_required and rollout.approval is None
@@ -147,7 +148,7 @@ class RolloutWrite:
     """
 
     def __init__(self, args: argparse.Namespace, action: Action, *, writes: bool = True) -> None:
-        from aicr_core import rollouts
+        from aicr_core.domain import rollouts
 
         if writes and getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
             # Trying a file is what --policy-file is for: with a real write, a local file would
@@ -175,9 +176,9 @@ class RolloutWrite:
     def decision(self, value: Any, now: datetime) -> Decision:
         """Every active policy's verdict on writing `value`, decided at `now` (the instant it was built at:
         `--expires 2h` is an approval of 2h to the policies, even when the clock ticks in between)."""
-        from aicr_core import operator_api as api
-        from aicr_core import rollouts
-        from aicr_core.hookspecs import PolicyContext
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain import rollouts
+        from aicr_core.domain.hookspecs import PolicyContext
 
         file: rollouts.PolicyFile | AicrError
         try:
@@ -196,7 +197,7 @@ class RolloutWrite:
     def check_policies(self, value: Any, now: datetime) -> None:
         """Raises the decision's refusal (POLICY_DENIED, POLICY_ERROR); warnings are kept in `warnings` for
         the result; an override and the policy file that decided are kept to be recorded by `write`."""
-        from aicr_core import operator_api as api
+        from aicr_core.domain import operator_api as api
 
         decision = self.decision(value, now)
         refusal = decision.refusal()
@@ -215,8 +216,8 @@ class RolloutWrite:
         Returns what the result reports about a dry run: `dryRun`, and with
         `client` the request that was not sent.
         """
-        from aicr_core import operator_api as api
-        from aicr_core import rollouts
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain import rollouts
 
         patch = self.action.patch(self.rollout, value)
         if self.override is not None:
@@ -250,7 +251,7 @@ class RolloutWrite:
 
     def check_permissions(self) -> None:
         """What the API server will check before the write, asked as SelfSubjectAccessReviews."""
-        from aicr_core import operator_api as api
+        from aicr_core.domain import operator_api as api
 
         name, missing = self.rollout.name, []
         if not self.cluster.can_i(**api.approver_access(name)):

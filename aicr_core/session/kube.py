@@ -32,14 +32,14 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 
-from aicr_core import bounded_json
-from aicr_core.connection_flags import Overrides
-from aicr_core.deadline import Deadline
 from aicr_core.errors import AicrError, Code
-from aicr_core.kubeconfig import Settings, first_line, load_settings
+from aicr_core.session import bounded_json
+from aicr_core.session.connection_flags import Overrides
+from aicr_core.session.deadline import Deadline
+from aicr_core.session.kubeconfig import Settings, first_line, load_settings
 
 if TYPE_CHECKING:
-    from aicr_core.hookspecs import Identity
+    from aicr_core.domain.hookspecs import Identity
 
 MERGE_PATCH = "application/merge-patch+json"
 # What strict field validation says of a field the object's schema does not declare.
@@ -113,7 +113,7 @@ class Cluster:
         username = info.get("username")
         if not isinstance(username, str) or not username:
             raise AicrError(Code.UNAUTHORIZED, "the API server did not report a username for these credentials")
-        from aicr_core.hookspecs import Identity  # a policy's value type (hookspecs imports pluggy: only here)
+        from aicr_core.domain.hookspecs import Identity  # a policy's value type (hookspecs imports pluggy: only here)
 
         return Identity(username, tuple(g for g in info.get("groups", []) if isinstance(g, str)))
 

@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from aicr_renderers.jsonpath_format import INT64_MAX, INT64_MIN, GoInt
+from aicr_core.framework.jsonpath_format import INT64_MAX, INT64_MIN, GoInt
 
 
 class JsonPathError(ValueError):

@@ -2,7 +2,7 @@
 
 Every command accepts them (they are global flags in kubectl). They override
 the kubeconfig exactly as kubectl's `clientcmd` overrides do; the loading
-itself is in `aicr_core.kubeconfig`, which is imported only when a command
+itself is in `aicr_core.session.kubeconfig`, which is imported only when a command
 talks to the API server, so this module stays light for `help`.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import re
 from typing import NamedTuple
 
-from aicr_core import duration
+from aicr_core import go_duration as duration
 
 _GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from aicr_core.terminal import safe
+from aicr_core.framework.terminal import safe
 
 COLOR_CHOICES = ("auto", "always", "never")
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_core.errors import UsageError
 
 if TYPE_CHECKING:
-    from aicr_renderers.jsonpath import Template
+    from aicr_core.framework.jsonpath import Template
 
 _MISSING = object()
 _SUFFIXES: dict[str, int | Decimal] = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
@@ -32,7 +32,7 @@ _CHUNK = re.compile(r"[0-9]+|[^0-9]+")
 
 def parse_sort_by(text: str) -> Template:
     """The template of `--sort-by` (USAGE when it does not parse)."""
-    from aicr_renderers import jsonpath
+    from aicr_core.framework import jsonpath
 
     try:
         return jsonpath.parse(jsonpath.relaxed(text))
@@ -54,7 +54,7 @@ def sort_items(items: Sequence[dict[str, Any]], template: Template) -> list[dict
 
 
 def first_value(template: Template, item: Any) -> Any:
-    from aicr_renderers import jsonpath
+    from aicr_core.framework import jsonpath
 
     try:
         found = template.results(item, allow_missing=True)

@@ -23,8 +23,9 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from aicr_core import duration, fleet
+from aicr_core import go_duration as duration
 from aicr_core.errors import UsageError
+from aicr_core.fleet import fan_out as fleet
 
 API_VERSION = "aicr.run/v1alpha1"
 KIND = "Waves"

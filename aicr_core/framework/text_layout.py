@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from aicr_core import output
-from aicr_core.terminal import safe
+from aicr_core.framework import output_options as output
+from aicr_core.framework.terminal import safe
 
 Layout = Callable[[dict[str, Any]], list[str]]
 

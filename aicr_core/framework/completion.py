@@ -91,7 +91,7 @@ def _silence_stderr() -> None:
 
 def complete(words: list[str]) -> Candidates:
     from aicr_core import entry_points
-    from aicr_core.flags import FlagParser, add_common_flags
+    from aicr_core.framework.flags import FlagParser, add_common_flags
 
     *done, current = words
     common = FlagParser(prog="kubectl aicr")
@@ -159,7 +159,7 @@ def _parsed_common_flags(common: Any, words: list[str]) -> argparse.Namespace:
 
 
 def _command_parser(commands: Any, name: str) -> argparse.ArgumentParser:
-    from aicr_core.app import PROG, AicrApp
+    from aicr_core.framework.app import PROG, AicrApp
 
     command = commands.load(name)(AicrApp(), None, cmd_name=name)
     return command.get_parser(f"{PROG} {name}")
@@ -185,7 +185,7 @@ def _scan(words: list[str], parser: Any) -> tuple[str | None, list[str]]:
 
 
 def _flag_or_value(parser: Any, current: str, parsed: argparse.Namespace) -> Candidates:
-    from aicr_core.flags import help_text
+    from aicr_core.framework.flags import help_text
 
     takes_value = parser.value_flags()
     if current.startswith("--") and "=" in current:  # --output=j
@@ -222,7 +222,7 @@ def _run_completer(action: argparse.Action, typed: str, parsed: argparse.Namespa
 
 
 def _commands(commands: Any, typed: str) -> Candidates:
-    from aicr_core.app import AicrApp
+    from aicr_core.framework.app import AicrApp
 
     app, words = AicrApp(), []
     for name in commands.names():
@@ -245,7 +245,7 @@ def _with_description(word: str, description: str) -> str:
 
 def _clean(candidate: str) -> str:
     """One line: a word without whitespace or control characters, and a description made safe."""
-    from aicr_core.terminal import safe
+    from aicr_core.framework.terminal import safe
 
     word, _, description = candidate.partition("\t")
     if not word or any(c.isspace() or not c.isprintable() for c in word):

@@ -16,15 +16,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from aicr_core import operator_api as api
-from aicr_core import policy_file
-from aicr_core.actions import Action
+from aicr_core.domain import operator_api as api
+from aicr_core.domain import policy_file
+from aicr_core.domain.actions import Action
 from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
-    from aicr_core.hookspecs import Identity, PolicyContext
-    from aicr_core.kube import Cluster
-    from aicr_core.policy import Decision, PolicyEngine
+    from aicr_core.domain.hookspecs import Identity, PolicyContext
+    from aicr_core.domain.policy_engine import Decision, PolicyEngine
+    from aicr_core.session.kube import Cluster
 
 
 # -- the rollout --------------------------------------------------------------------------------------
@@ -124,7 +124,7 @@ def read_policy_file(cluster: Cluster) -> PolicyFile:
 def read_local_policy_file(path: str) -> PolicyFile:
     """`--policy-file PATH` or `policy validate FILE`; an unreadable path is a usage error, one that is no
     regular file or too large a POLICY_ERROR (read no further than the limit)."""
-    from aicr_core import local_files
+    from aicr_core.domain import local_files
 
     try:
         return PolicyFile(local_files.read_text(path, policy_file.MAX_BYTES), path)
@@ -137,7 +137,7 @@ def read_local_policy_file(path: str) -> PolicyFile:
 
 def engine_for(file: PolicyFile | AicrError) -> PolicyEngine | AicrError:
     """The policy engine of the installed policies under `file`, or why there is none (every write refused)."""
-    from aicr_core.policy import PolicyEngine, load_policies
+    from aicr_core.domain.policy_engine import PolicyEngine, load_policies
 
     if isinstance(file, AicrError):
         return file
@@ -224,7 +224,7 @@ def decide_write(action: Action, value: Any, *, engine: PolicyEngine | AicrError
     policy's hook asks for it; a failed read refuses (fail closed), save the
     command's own deadline or an interrupt, which end the command.
     """
-    from aicr_core.policy import Decision
+    from aicr_core.domain.policy_engine import Decision
 
     now = context.now
     assert now is not None, "a write is decided at one instant"

@@ -9,17 +9,17 @@ Before the command runs, the core calls `configure` once with the argument of
 `-o NAME=ARG` (None without one): a bad argument (a template that does not
 parse) is then a usage error before any API call. While it renders, `options`
 holds what every renderer may honour (`--no-headers`, colour,
-`--allow-missing-template-keys`; aicr_core/output.py).
+`--allow-missing-template-keys`; aicr_core/framework/output_options.py).
 """
 from __future__ import annotations
 
 import abc
 from typing import TextIO
 
-from aicr_core import output
 from aicr_core.errors import UsageError
-from aicr_core.output import OutputOptions
-from aicr_core.result import Result
+from aicr_core.framework import output_options as output
+from aicr_core.framework.output_options import OutputOptions
+from aicr_core.framework.result import Result
 
 
 class Renderer(abc.ABC):

@@ -6,7 +6,7 @@ entry-point group that implements one or more of the hooks below with the
 ``aicr_core.plugin``). This module imports nothing but pluggy, so a policy
 stays light wherever it runs: in ``kubectl aicr`` or in an admission webhook.
 
-How the verdict is reached (``aicr_core.policy`` is the engine):
+How the verdict is reached (``aicr_core.domain.policy_engine`` is the engine):
 
 - Every active policy runs, whatever the others answer; the order in which
   they are called never changes the verdict.
@@ -43,7 +43,7 @@ import pluggy
 if TYPE_CHECKING:
     import argparse
 
-    from aicr_core.operator_api import Acknowledgement, Approval, Assessment, Revocation, Rollout
+    from aicr_core.domain.operator_api import Acknowledgement, Approval, Assessment, Revocation, Rollout
 
 hookspec = pluggy.HookspecMarker("aicr")
 hookimpl = pluggy.HookimplMarker("aicr")
@@ -114,13 +114,13 @@ def aicr_pre_approve(rollout: Rollout, approval: Approval, user: Identity, conte
     before the single write.
 
     :param rollout: the rollout as read from the API server
-        (``aicr_core.operator_api.Rollout``).
+        (``aicr_core.domain.operator_api.Rollout``).
     :param approval: the approval about to be written: ``user``, ``expires``
         (a UTC datetime) and ``reason``.
     :param user: who the API server says is approving (``username``, ``groups``).
     :param context: the command, its flags, this policy's settings and ``now``.
     :param assessment: AICR's report as far as it could be verified
-        (``aicr_core.operator_api.Assessment``: ``status`` and, when
+        (``aicr_core.domain.operator_api.Assessment``: ``status`` and, when
         ``verified``, the components' verdicts). It is read from the cluster
         only when some active policy declares this argument; otherwise ``None``.
     :return: ``None`` when the policy has no objection, else one

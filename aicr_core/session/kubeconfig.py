@@ -34,10 +34,10 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader
 
-from aicr_core import bounded_json, private_temp
-from aicr_core.connection_flags import Overrides
-from aicr_core.deadline import Alarm, Deadline
 from aicr_core.errors import AicrError, Code
+from aicr_core.session import bounded_json, private_temp
+from aicr_core.session.connection_flags import Overrides
+from aicr_core.session.deadline import Alarm, Deadline
 
 ITEMS = ("clusters", "contexts", "users")
 

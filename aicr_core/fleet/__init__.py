@@ -1,0 +1,1 @@
+"""One command over many clusters: choosing them, fanning out, waves."""

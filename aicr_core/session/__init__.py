@@ -1,0 +1,1 @@
+"""The Kubernetes session: kubeconfig, credentials, deadlines, requests, watches."""
