@@ -76,7 +76,7 @@ class LibraryLog(logging.Handler):
 
 
 def parser() -> argparse.ArgumentParser:
-    from aicr_core.framework.flags import parse_duration
+    from aicr_core.go_duration import parse_duration
 
     def seconds(text: str) -> float:
         return parse_duration(text).total_seconds()

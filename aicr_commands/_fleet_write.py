@@ -66,7 +66,7 @@ def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str,
 def check_inputs(args: argparse.Namespace, verb: Verb) -> None:
     """What the single-cluster command checks before its first call, checked once for the fleet."""
     from aicr_core import clock
-    from aicr_core.framework.flags import check_expires, check_reason
+    from aicr_core.domain.write_limits import check_expires, check_reason
 
     if verb.command in ("approve", "revoke"):
         check_reason(args, verb.command)
@@ -145,13 +145,13 @@ def written_message(result: Result) -> str:
 def listing_lines(verb: Verb, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
     """What will be written, before it is: context, rollout, transition, phase."""
     from aicr_core.framework.text_layout import table, value
-    from aicr_renderers.layouts import short_digest
 
     clusters = len({context for context, _ in rows})
     lines = [f"{verb.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
              f"{clusters} cluster{'s' * (clusters != 1)}:"]
     lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE"], [
-        [value(context), value(r.name), f"{short_digest(r.from_digest)}->{short_digest(r.to_digest)}", value(r.phase)]
+        [value(context), value(r.name), value(f"{api.short_digest(r.from_digest)}->{api.short_digest(r.to_digest)}"),
+         value(r.phase)]
         for context, r in rows])
     return lines
 

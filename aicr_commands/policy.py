@@ -6,10 +6,10 @@ from datetime import datetime
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
+from aicr_core.domain.write_limits import check_expires, check_reason
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
-from aicr_core.framework.flags import check_expires, check_reason
 from aicr_core.framework.result import Result
 
 

@@ -7,9 +7,9 @@ from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _fleet_write
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
+from aicr_core.domain.write_limits import check_reason
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
-from aicr_core.framework.flags import check_reason
 from aicr_core.framework.result import Result
 
 

@@ -11,8 +11,8 @@ from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
 from aicr_core.errors import AicrError, Code
 from aicr_core.framework.command import AicrCommand
-from aicr_core.framework.flags import parse_duration
 from aicr_core.framework.result import Progress, Result, Stream
+from aicr_core.go_duration import parse_duration
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast

@@ -11,6 +11,10 @@ compares this module with the real Go function on a few hundred strings.
 """
 from __future__ import annotations
 
+import argparse
+from datetime import timedelta
+from typing import NamedTuple
+
 NANOSECOND = 1
 MICROSECOND = 1000 * NANOSECOND
 MILLISECOND = 1000 * MICROSECOND
@@ -140,3 +144,28 @@ def quote(s: bytes) -> str:
             out.append(chr(byte))
     out.append('"')
     return "".join(out)
+
+
+class ParsedDuration(NamedTuple):
+    """A parsed Go duration: what was typed, and what it means."""
+
+    text: str
+    nanoseconds: int
+
+    @property
+    def delta(self) -> timedelta:
+        return timedelta(microseconds=self.nanoseconds // 1000)
+
+    def total_seconds(self) -> float:
+        return self.nanoseconds / 1e9
+
+
+def parse_duration(text: str) -> ParsedDuration:
+    """Go's duration syntax (`90m`, `2h`, `1h30m`, `45s`, `-0s`), exactly as Go's time.ParseDuration.
+
+    Only the syntax: a negative duration parses here (approve refuses it, see `check_expires`).
+    """
+    try:
+        return ParsedDuration(text, parse(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None

@@ -2,7 +2,9 @@
 
 commands (and the Kubernetes session from the parsed flags: import `connect_args`
 inside `take_action`, since it loads the Kubernetes client), output renderers and
-text layouts (with the output options' `listing`, a list's table, and `paint`, colour),
+text layouts (with the output options' `listing`, a list's table, `paint`, colour, and `finish`,
+the text made safe for a terminal; `registered_layout` and `generic`, the layouts of a kind),
+kubectl's `jsonpath` and the `clock` (now, and times as the API writes them),
 policies and their settings types, the operator API's values, and errors (`UsageError`:
 a renderer's bad `-o NAME=ARG`, say): `__all__` (built from `_MODULES` below) is the list.
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported through __all__, built below)
     from cliff.hooks import CommandHook
 
+    from aicr_core import clock
     from aicr_core.domain.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
     from aicr_core.domain.operator_api import (
         Acknowledgement,
@@ -29,15 +32,17 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
         Revocation,
         Rollout,
         Step,
+        short_digest,
     )
     from aicr_core.domain.policy_file import GoDuration, NonEmptyStr, SettingsModel
     from aicr_core.errors import AicrError, Code, UsageError
+    from aicr_core.framework import jsonpath
     from aicr_core.framework.command import AicrCommand
-    from aicr_core.framework.output_options import paint
+    from aicr_core.framework.output_options import finish, paint
     from aicr_core.framework.renderer import Renderer
     from aicr_core.framework.result import Result
     from aicr_core.framework.terminal import safe
-    from aicr_core.framework.text_layout import Layout, fields, listing, table, value
+    from aicr_core.framework.text_layout import Layout, fields, generic, listing, registered_layout, table, value
     from aicr_core.session.kube import Cluster, connect_args
 
 # The one list of what this module offers, by the module that defines it (the imports above are the
@@ -48,13 +53,16 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "cliff.hooks": ("CommandHook",),
     "aicr_core.session.kube": ("Cluster", "connect_args"),
     "aicr_core.framework.renderer": ("Renderer",),
-    "aicr_core.framework.text_layout": ("Layout", "fields", "listing", "table", "value"),
-    "aicr_core.framework.output_options": ("paint",),
+    "aicr_core.framework.text_layout": ("Layout", "fields", "generic", "listing", "registered_layout", "table",
+                                        "value"),
+    "aicr_core.framework.output_options": ("finish", "paint"),
+    "aicr_core.framework": ("jsonpath",),  # kubectl's jsonpath (client-go's dialect), the module
+    "aicr_core": ("clock",),  # now(), parse_time(), format_time(): the module, so tests can patch its clock
     "aicr_core.framework.terminal": ("safe",),
     "aicr_core.domain.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),
     "aicr_core.domain.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
     "aicr_core.domain.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
-                               "Revocation", "Rollout", "Step"),
+                               "Revocation", "Rollout", "Step", "short_digest"),
     "aicr_core.errors": ("AicrError", "Code", "UsageError"),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
@@ -65,7 +73,8 @@ __all__ = sorted(_WHERE)
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
+    module = importlib.import_module(_WHERE[name])
+    value = getattr(module, name, None) or importlib.import_module(f"{_WHERE[name]}.{name}")  # a name or a module
     globals()[name] = value  # the next lookup is an ordinary attribute
     return value
 

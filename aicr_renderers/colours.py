@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr_core.framework.output_options import paint
+from aicr_core.plugin import paint
 
 PHASES = {"AwaitingApproval": "waiting", "AwaitingAcknowledgement": "waiting",
           "Progressing": "active", "Validating": "active"}

@@ -15,25 +15,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from aicr_core.errors import UsageError
-from aicr_core.framework.renderer import Renderer
-from aicr_core.framework.result import Result
-from aicr_core.framework.terminal import safe
+from aicr_core.plugin import Renderer, Result, UsageError, safe
 from aicr_renderers.templates import document, read_template_file
 
 if TYPE_CHECKING:
-    from aicr_core.framework.jsonpath import Template
+    from aicr_core.plugin import jsonpath
 
 MIN_WIDTH, PADDING = 6, 3  # cli-runtime's printers.GetNewTabWriter
 
 
 class Column(NamedTuple):
     header: str
-    template: Template
+    template: jsonpath.Template
 
 
 def column(header: str, path: str) -> Column:
-    from aicr_core.framework import jsonpath
+    from aicr_core.plugin import jsonpath
 
     try:
         return Column(header, jsonpath.parse(jsonpath.relaxed(path)))
@@ -81,7 +78,7 @@ class CustomColumnsRenderer(Renderer):
         self.columns = columns_from_spec(argument)
 
     def render(self, result: Result, out: TextIO) -> None:
-        from aicr_core.framework import jsonpath
+        from aicr_core.plugin import jsonpath
 
         items = result.data.get("items")
         targets: list[Any] = items if isinstance(items, list) else [document(result)]

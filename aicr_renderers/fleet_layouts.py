@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr_core.framework.text_layout import table, value
+from aicr_core.plugin import table, value
 
 
 def per_context(d: dict[str, Any]) -> list[str]:

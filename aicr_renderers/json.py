@@ -4,8 +4,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from aicr_core.framework.renderer import Renderer
-from aicr_core.framework.result import Result
+from aicr_core.plugin import Renderer, Result
 
 
 class JsonRenderer(Renderer):

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from aicr_core.framework.renderer import Renderer
-from aicr_core.framework.result import Result
-from aicr_core.framework.terminal import safe
+from aicr_core.plugin import Renderer, Result, safe
 
 
 class NameRenderer(Renderer):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr_core.framework.text_layout import table, value
+from aicr_core.plugin import table, value
 from aicr_renderers import colours
 
 

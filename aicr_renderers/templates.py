@@ -6,7 +6,7 @@ document of a stream (`describe --watch`, `list --watch`) is printed on its own,
 with nothing between, as `kubectl get -w -o jsonpath=...` prints them, and no
 newline is added (a template says `{"\\n"}` where it wants one).
 
-The engine is `aicr_core.framework.jsonpath` (client-go's dialect). What it prints
+The engine is `aicr_core.plugin.jsonpath` (aicr_core/framework/jsonpath.py) (client-go's dialect). What it prints
 still goes through `safe()`: a control character from the cluster is shown as
 an escape, never sent to the terminal; the template's own `\\n` and `\\t` stay.
 """
@@ -15,13 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from aicr_core.errors import UsageError
-from aicr_core.framework.renderer import Renderer
-from aicr_core.framework.result import Result
-from aicr_core.framework.terminal import safe
+from aicr_core.plugin import Renderer, Result, UsageError, safe
 
 if TYPE_CHECKING:
-    from aicr_core.framework.jsonpath import Template
+    from aicr_core.plugin import jsonpath
 
 
 def document(result: Result) -> dict[str, Any]:
@@ -40,8 +37,8 @@ def read_template_file(path: str, flag: str) -> str:
         raise UsageError(f"error reading {flag} {path}: {reason}") from None
 
 
-def parse_template(text: str) -> Template:
-    from aicr_core.framework import jsonpath
+def parse_template(text: str) -> jsonpath.Template:
+    from aicr_core.plugin import jsonpath
 
     if not text:
         raise UsageError("template format specified but no template given")
@@ -58,13 +55,13 @@ class JsonPathRenderer(Renderer):
     flag = "jsonpath"
 
     def __init__(self) -> None:
-        self.template: Template | None = None
+        self.template: jsonpath.Template | None = None
 
     def parse_argument(self, argument: str) -> None:
         self.template = parse_template(argument)
 
     def render(self, result: Result, out: TextIO) -> None:
-        from aicr_core.framework import jsonpath
+        from aicr_core.plugin import jsonpath
 
         assert self.template is not None, "configure() reads the template first"
         try:

@@ -13,11 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TextIO
 
-from aicr_core import entry_points
-from aicr_core.framework import output_options as output
-from aicr_core.framework.renderer import Renderer
-from aicr_core.framework.result import Result
-from aicr_core.framework.text_layout import Layout, generic
+from aicr_core.plugin import Layout, Renderer, Result, finish, generic, registered_layout
 
 
 class TextRenderer(Renderer):
@@ -35,10 +31,9 @@ class TextRenderer(Renderer):
                 result.kind, type(err).__name__, err)
             lines = generic(data)
         text = "\n".join(lines)
-        out.write(output.finish(text, self.options.color) + ("\n" if text else ""))
+        out.write(finish(text, self.options.color) + ("\n" if text else ""))
 
 
 def find_layout(kind: str) -> Layout:
     """The layout registered for `kind`, else the generic one; PLUGIN_ERROR if it does not load."""
-    group = entry_points.PluginGroup(entry_points.LAYOUTS)
-    return group.load(kind) if kind in group else generic
+    return registered_layout(kind) or generic

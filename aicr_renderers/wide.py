@@ -5,8 +5,7 @@ A kind's wide layout is registered under `aicr.layouts` as `<Kind>-wide`
 """
 from __future__ import annotations
 
-from aicr_core import entry_points
-from aicr_core.framework.text_layout import Layout
+from aicr_core.plugin import Layout, registered_layout
 from aicr_renderers.text import TextRenderer, find_layout
 
 WIDE = "-wide"
@@ -14,5 +13,4 @@ WIDE = "-wide"
 
 class WideRenderer(TextRenderer):
     def layout(self, kind: str) -> Layout:
-        group = entry_points.PluginGroup(entry_points.LAYOUTS)
-        return group.load(kind + WIDE) if kind + WIDE in group else find_layout(kind)
+        return registered_layout(kind + WIDE) or find_layout(kind)

@@ -5,8 +5,7 @@ from typing import TextIO
 
 import yaml
 
-from aicr_core.framework.renderer import Renderer
-from aicr_core.framework.result import Result
+from aicr_core.plugin import Renderer, Result
 
 
 class YamlRenderer(Renderer):

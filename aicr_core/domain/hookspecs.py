@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 import pluggy
 
+from aicr_core.session.identity import Identity  # a policy's value type; the session's answer
+
 if TYPE_CHECKING:
     import argparse
 
@@ -47,14 +49,6 @@ if TYPE_CHECKING:
 
 hookspec = pluggy.HookspecMarker("aicr")
 hookimpl = pluggy.HookimplMarker("aicr")
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who the API server says the user is: the SelfSubjectReview, or an admission request's userInfo."""
-
-    username: str
-    groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, order=True)

@@ -740,3 +740,12 @@ def plan_names(plan_ref: str) -> tuple[str, str | None]:
         return plan_ref, None
     raise AicrError(Code.USAGE, f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
 
+
+def short_digest(digest: object) -> str:
+    """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51: the 16 hex digits a rollout's name is made of.
+
+    `none` when there is no digest."""
+    if not digest:
+        return "none"
+    text = str(digest)
+    return text.split(":", 1)[1][:16] if ":" in text else text[:16]

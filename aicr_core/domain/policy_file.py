@@ -84,7 +84,7 @@ def _nonempty(text: str) -> str:
 
 
 def _go_duration(value: Any) -> timedelta:
-    from aicr_core.framework.flags import parse_duration  # Go's syntax, exactly as --expires reads it
+    from aicr_core.go_duration import parse_duration  # Go's syntax, exactly as --expires reads it
 
     if not isinstance(value, str):
         raise ValueError(f"must be a Go duration string such as 8h or 90m, not {value!r}")

@@ -15,96 +15,21 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
-from aicr_core import go_duration as duration
 from aicr_core.errors import HelpRequested, UsageError
 from aicr_core.framework.output_options import COLOR_CHOICES
+from aicr_core.go_duration import parse_duration
 from aicr_core.session.connection_flags import add_connection_flags
 
-REASON_MAX = 1024
+REASON_MAX = 1024  # --reason, in characters (the domain checks it: aicr_core/domain/write_limits.py)
 DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
 DEFAULT_REPRODUCE_DIR = "aicr-reproduce"
-
-MAX_API_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # RFC 3339 has four-digit years
 
 
 # -- syntax: checked for every command (a value that does not parse is a usage error everywhere) --
 
-class ParsedDuration(NamedTuple):
-    """A parsed Go duration: what was typed, and what it means."""
-
-    text: str
-    nanoseconds: int
-
-    @property
-    def delta(self) -> timedelta:
-        return timedelta(microseconds=self.nanoseconds // 1000)
-
-    def total_seconds(self) -> float:
-        return self.nanoseconds / 1e9
-
-
-def parse_duration(text: str) -> ParsedDuration:
-    """Go's duration syntax (`90m`, `2h`, `1h30m`, `45s`, `-0s`), exactly as Go's time.ParseDuration.
-
-    Only the syntax: a negative duration parses here (approve refuses it, see `check_expires`).
-    """
-    try:
-        return ParsedDuration(text, duration.parse(text))
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 # -- semantics: checked only by the commands that use the flag -----------------------------------
-
-def check_reason(args: argparse.Namespace, command: str) -> str:
-    """--reason is required by `command` and holds 1..REASON_MAX characters."""
-    text = args.reason
-    if text is None:
-        raise UsageError(f"{command} needs --reason TEXT (at most {REASON_MAX} characters)")
-    if not text.strip():
-        raise UsageError("--reason must not be empty")
-    if not is_utf8(text):
-        # Python keeps an undecodable byte of argv as a lone surrogate (\udcff); the server would
-        # store U+FFFD instead, so the record would not say what the command printed.
-        raise UsageError("--reason holds bytes that are not UTF-8 text; check the terminal's encoding")
-    if len(text) > REASON_MAX:
-        raise UsageError(f"--reason is {len(text)} characters; at most {REASON_MAX} are allowed")
-    return str(text)
-
-
-def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
-    """When an approval given now with --expires would end; None without --expires."""
-    if args.expires is None:
-        return None
-    expires: ParsedDuration = args.expires
-    if expires.nanoseconds < 0:
-        raise UsageError(f"--expires must not be negative (got {expires.text})")
-    try:
-        ends: datetime | None = now + expires.delta
-    except OverflowError:
-        ends = None
-    if ends is None or ends > MAX_API_TIME:
-        raise UsageError(f"--expires {expires.text} ends after {MAX_API_TIME:%Y-%m-%dT%H:%M:%SZ}, "
-                         "the latest time the API can store")
-    from aicr_core.domain.actions import MIN_APPROVAL, approval_expiry_problem  # the bound the webhook applies too
-
-    if approval_expiry_problem(ends, now):
-        raise UsageError(f"--expires {expires.text} is shorter than the minimum, {MIN_APPROVAL.seconds // 60}m: "
-                         "an approval that ends before it is stored, or right after, approves nothing")
-    return ends
-
-
-def is_utf8(text: str) -> bool:
-    """Whether `text` can be sent as UTF-8: no lone surrogate (what an undecodable argv byte becomes)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
 
 def check_nonempty(args: argparse.Namespace, dest: str) -> str:
     value = getattr(args, dest)

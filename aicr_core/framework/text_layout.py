@@ -82,3 +82,11 @@ def generic(data: dict[str, Any], indent: str = "") -> list[str]:
         else:
             lines.append(f"{indent}{value(key)}: {value(item)}")
     return lines
+
+
+def registered_layout(kind: str) -> Layout | None:
+    """The layout a plugin registered for `kind` under `aicr.layouts`, or None; PLUGIN_ERROR if it does not load."""
+    from aicr_core import entry_points
+
+    group = entry_points.PluginGroup(entry_points.LAYOUTS)
+    return group.load(kind) if kind in group else None

@@ -39,7 +39,7 @@ from aicr_core.session.deadline import Deadline
 from aicr_core.session.kubeconfig import Settings, first_line, load_settings
 
 if TYPE_CHECKING:
-    from aicr_core.domain.hookspecs import Identity
+    from aicr_core.session.identity import Identity
 
 MERGE_PATCH = "application/merge-patch+json"
 # What strict field validation says of a field the object's schema does not declare.
@@ -113,7 +113,7 @@ class Cluster:
         username = info.get("username")
         if not isinstance(username, str) or not username:
             raise AicrError(Code.UNAUTHORIZED, "the API server did not report a username for these credentials")
-        from aicr_core.domain.hookspecs import Identity  # a policy's value type (hookspecs imports pluggy: only here)
+        from aicr_core.session.identity import Identity
 
         return Identity(username, tuple(g for g in info.get("groups", []) if isinstance(g, str)))
 

@@ -8,17 +8,14 @@ from datetime import timedelta
 import pytest
 from testfixtures import ShouldRaise, compare
 
+from aicr_core.domain.write_limits import MAX_API_TIME, check_expires, check_reason
 from aicr_core.errors import UsageError
 from aicr_core.framework.flags import (
-    MAX_API_TIME,
     FlagParser,
-    ParsedDuration,
     add_common_flags,
-    check_expires,
-    check_reason,
     check_used_flags,
-    parse_duration,
 )
+from aicr_core.go_duration import ParsedDuration, parse_duration
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 11, 29, 21, tzinfo=UTC)

@@ -1,0 +1,51 @@
+"""The layering contracts of .importlinter hold, and they do catch a wrong import (not a rule that cannot fail)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from testfixtures import compare
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission")
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(tree / ".importlinter")],
+                          cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+
+
+def copy_of_the_tree(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
+    return tmp_path
+
+
+def test_the_contracts_hold_on_the_tree(tmp_path: Path) -> None:
+    proc = lint_imports(copy_of_the_tree(tmp_path))
+    compare(proc.returncode, expected=0, suffix=proc.stdout + proc.stderr)
+
+
+def test_a_command_that_imports_a_renderer_breaks_a_contract(tmp_path: Path) -> None:
+    tree = copy_of_the_tree(tmp_path)
+    with (tree / "aicr_commands" / "whoami.py").open("a") as module:
+        module.write("\nfrom aicr_renderers import layouts  # noqa: E402 - the deliberate mistake\n")
+    proc = lint_imports(tree)
+    compare(proc.returncode, expected=1, suffix=proc.stdout)
+    assert "Commands return a Result: they import no renderer, policy or the webhook BROKEN" in proc.stdout, proc.stdout
+    assert "aicr_commands.whoami -> aicr_renderers.layouts" in proc.stdout, proc.stdout
+
+
+def test_the_framework_that_reaches_into_the_domain_breaks_the_layers(tmp_path: Path) -> None:
+    tree = copy_of_the_tree(tmp_path)
+    with (tree / "aicr_core" / "framework" / "flags.py").open("a") as module:
+        module.write("\nfrom aicr_core.domain import actions  # noqa: E402 - the deliberate mistake\n")
+    proc = lint_imports(tree)
+    compare(proc.returncode, expected=1, suffix=proc.stdout)
+    assert "BROKEN" in proc.stdout and "aicr_core.framework.flags -> aicr_core.domain.actions" in proc.stdout, proc.stdout
