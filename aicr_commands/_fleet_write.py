@@ -144,6 +144,7 @@ def written_message(result: Result) -> str:
 
 def listing_lines(verb: Verb, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
     """What will be written, before it is: context, rollout, transition, phase."""
+    from aicr_core.domain import operator_api as api
     from aicr_core.framework.text_layout import table, value
 
     clusters = len({context for context, _ in rows})

@@ -7,7 +7,6 @@ from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _fleet_write
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
-from aicr_core.domain.write_limits import check_expires, check_reason
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result, Stream
@@ -53,6 +52,7 @@ class Approve(AicrCommand):
         fleet.add_plan_flags(parser, _fleet.complete_plans, waves=True)
 
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
+        from aicr_core.domain.write_limits import check_expires, check_reason
         if _fleet.plan_form(args, "approve", args.rollout):
             if args.waves is not None:
                 from aicr_commands import _approve_in_waves as _waves

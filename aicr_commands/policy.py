@@ -6,7 +6,6 @@ from datetime import datetime
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
-from aicr_core.domain.write_limits import check_expires, check_reason
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
@@ -134,6 +133,7 @@ def check(args: argparse.Namespace) -> Result:
 def check_inputs(args: argparse.Namespace) -> None:
     """The flags' bounds, checked before any request (in each cluster's run, and once before a fleet's)."""
     from aicr_core import clock
+    from aicr_core.domain.write_limits import check_expires, check_reason
 
     if args.action in ("approve", "revoke") and args.reason is not None:  # without: the reason's policies skip
         check_reason(args, f"policy check --action {args.action}")

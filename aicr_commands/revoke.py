@@ -7,7 +7,6 @@ from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _fleet_write
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
-from aicr_core.domain.write_limits import check_reason
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result
@@ -47,6 +46,7 @@ class Revoke(AicrCommand):
         fleet.add_plan_flags(parser, _fleet.complete_plans)
 
     def take_action(self, args: argparse.Namespace) -> Result:
+        from aicr_core.domain.write_limits import check_reason
         if _fleet.plan_form(args, "revoke", args.rollout):
             return _fleet_write.fleet_write(self, args, "revoke")
         from aicr_core.domain import operator_api as api

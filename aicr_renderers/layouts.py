@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from aicr_core.plugin import clock, fields, listing, safe, table, value
-from aicr_core.plugin import short_digest as plain_short_digest
 from aicr_renderers import colours
 from aicr_renderers import human_durations as durations
 from aicr_renderers.policy_layouts import policy_file_text
@@ -252,7 +251,9 @@ def since(moment: Any, now: datetime, humanize: Callable[[float], str]) -> str:
 
 def short_digest(digest: Any) -> str:
     """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51 (the 16 hex digits names are made of), as a table cell."""
-    return value(plain_short_digest(digest))
+    from aicr_core.plugin import short_digest as plain  # the operator API's module: loaded by the command already
+
+    return value(plain(digest))
 
 
 def condition_met(d: dict[str, Any]) -> list[str]:

@@ -48,4 +48,5 @@ def test_the_framework_that_reaches_into_the_domain_breaks_the_layers(tmp_path: 
         module.write("\nfrom aicr_core.domain import actions  # noqa: E402 - the deliberate mistake\n")
     proc = lint_imports(tree)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
-    assert "BROKEN" in proc.stdout and "aicr_core.framework.flags -> aicr_core.domain.actions" in proc.stdout, proc.stdout
+    assert "BROKEN" in proc.stdout, proc.stdout
+    assert "aicr_core.framework.flags -> aicr_core.domain.actions" in proc.stdout, proc.stdout
