@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown
 
 if TYPE_CHECKING:
     from aicr_admission.audit import EventRecorder
@@ -85,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of bytes") from None
         if value < 1:
             raise argparse.ArgumentTypeError("must be at least 1")
         return value

@@ -205,8 +205,9 @@ def shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit + 5 else text[:limit] + "..."
 
 
-def shown_argument(text: str, limit: int = 60) -> str:
-    """A command-line argument echoed in an error: itself when short and printable, else a short escaped prefix."""
+def shown_argument(text: str, limit: int = 200) -> str:
+    """A command-line argument (or a file's path) echoed in an error: itself when at most `limit` printable
+    characters, else a short escaped prefix (`shown`)."""
     if len(text) <= limit and text.isprintable():
         return text
     return shown(text, limit)

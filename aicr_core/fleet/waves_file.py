@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from aicr_core import go_duration as duration
-from aicr_core.errors import UsageError
+from aicr_core.errors import UsageError, shown
 from aicr_core.fleet import fan_out as fleet
 
 API_VERSION = "aicr.run/v1alpha1"
@@ -67,20 +67,22 @@ def load(path: str) -> Waves:
 def parse(text: str, source: str = "the waves file") -> Waves:
     import yaml
 
+    from aicr_core.session import bounded_yaml
+
     def bad(message: str) -> UsageError:
         return UsageError(f"--waves {source}: {message}")
 
     try:
-        doc = yaml.safe_load(text)
+        doc = bounded_yaml.load(text)  # an anchor bomb is refused, not expanded (issue 23)
     except yaml.YAMLError as err:
         raise bad(f"not YAML: {str(err).splitlines()[0] if str(err) else err}") from None
     if not isinstance(doc, Mapping):
         raise bad("not a Waves document (a YAML mapping with apiVersion, kind and waves)")
     _known_keys(doc, TOP_KEYS, "", bad)
     if doc.get("apiVersion") != API_VERSION:
-        raise bad(f"apiVersion must be {API_VERSION} (got {doc.get('apiVersion')!r})")
+        raise bad(f"apiVersion must be {API_VERSION} (got {shown(doc.get('apiVersion'))})")
     if doc.get("kind") != KIND:
-        raise bad(f"kind must be {KIND} (got {doc.get('kind')!r})")
+        raise bad(f"kind must be {KIND} (got {shown(doc.get('kind'))})")
     listed = doc.get("waves")
     if not isinstance(listed, list) or not listed:
         raise bad("waves: at least one wave is needed")
@@ -94,29 +96,30 @@ def parse(text: str, source: str = "the waves file") -> Waves:
         if not isinstance(name, str) or not name.strip():
             raise bad(f"{where}.name: every wave needs a name")
         if any(w.name == name for w in waves):
-            raise bad(f"wave {name!r}: two waves have that name")
+            raise bad(f"wave {shown(name)}: two waves have that name")
         contexts = entry.get("contexts")
         if (not isinstance(contexts, list) or not contexts
                 or any(not isinstance(c, str) or not c.strip() or c.strip() == "!" for c in contexts)):
-            raise bad(f"wave {name!r}: contexts must be a list of context names and globs")
+            raise bad(f"wave {shown(name)}: contexts must be a list of context names and globs")
         waves.append(Wave(name, tuple(c.strip() for c in contexts)))
     soak_text, soak_seconds = _soak(doc.get("soak", "0s"), bad)
     max_failures = doc.get("maxFailures", 0)
     if type(max_failures) is not int or max_failures < 0:
-        raise bad(f"maxFailures: a whole number of clusters, 0 or more (got {max_failures!r})")
+        raise bad(f"maxFailures: a whole number of clusters, 0 or more (got {shown(max_failures)})")
     return Waves(tuple(waves), soak_seconds, soak_text, max_failures)
 
 
 def _known_keys(doc: Mapping[Any, Any], keys: Sequence[str], where: str, bad: Any) -> None:
     for key in doc:
         if key not in keys:
-            raise bad(f"unknown key {where}{key} (known: {', '.join(keys)})")
+            raise bad(f"unknown key {where}{key if isinstance(key, str) and len(key) <= 60 else shown(key)} "
+                      f"(known: {', '.join(keys)})")
 
 
 def _soak(value: Any, bad: Any) -> tuple[str, float]:
     text = str(value) if type(value) in (str, int) else None
     if text is None:
-        raise bad(f"soak: a Go duration such as 30m (got {value!r})")
+        raise bad(f"soak: a Go duration such as 30m (got {shown(value)})")
     try:
         nanoseconds = duration.parse(text)
     except ValueError as err:
@@ -132,12 +135,12 @@ def assign(waves: Waves, names: Sequence[str]) -> list[tuple[Wave, list[str]]]:
     assigned: list[tuple[Wave, list[str]]] = []
     for wave in waves.waves:
         try:
-            selected = fleet.choose(names, wave.patterns, what=f"--waves: wave {wave.name!r}")
+            selected = fleet.choose(names, wave.patterns, what=f"--waves: wave {shown(wave.name)}")
         except UsageError as err:
             raise UsageError(err.message) from None
         own = [name for name in selected if name not in claimed]
         if not own:
-            raise UsageError(f"--waves: wave {wave.name!r} selects only contexts claimed by earlier waves")
+            raise UsageError(f"--waves: wave {shown(wave.name)} selects only contexts claimed by earlier waves")
         claimed.update(own)
         assigned.append((wave, own))
     return assigned

@@ -176,9 +176,10 @@ def _unique_keys_loader() -> type[Any]:
         pass
 
     def mapping_without_duplicates(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
-        loader.flatten_mapping(node)
         seen: set[Any] = set()
-        for key_node, _ in node.value:
+        for key_node, _ in node.value:  # the keys written here: a `<<` merge's keys may be overridden
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = loader.construct_object(key_node, deep=True)
             try:
                 duplicate = key in seen
@@ -188,6 +189,7 @@ def _unique_keys_loader() -> type[Any]:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {_short(key)}", key_node.start_mark)
             seen.add(key)
+        loader.flatten_mapping(node)
         mapping: dict[Any, Any] = loader.construct_mapping(node, deep=True)
         return mapping
 

@@ -34,7 +34,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader
 
-from aicr_core.errors import AicrError, Code, shown
+from aicr_core.errors import AicrError, Code, shown, shown_argument
 from aicr_core.session import bounded_json, bounded_yaml, private_temp
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Alarm, Deadline
@@ -92,7 +92,8 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
     if context_name:
         found = _named(merged, "contexts", context_name)
         if found is None:
-            raise AicrError(Code.KUBECONFIG, f'context "{context_name}" not found in the kubeconfig ({source})')
+            raise AicrError(Code.KUBECONFIG, f'context "{shown_argument(context_name)}" not found in the '
+                            f'kubeconfig ({source})')
         context = _mapping(found.value.get("context"), f"context {context_name}")
     elif not files and not overrides.server:
         raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
@@ -130,12 +131,20 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
 def _files(kubeconfig: str | None) -> tuple[list[tuple[Path, dict[str, Any]]], str]:
     if kubeconfig:
         path = Path(kubeconfig).expanduser()
-        if not path.is_file():
-            raise AicrError(Code.KUBECONFIG, f"kubeconfig {kubeconfig} does not exist or is not a file")
-        return [(path, _read(path))], kubeconfig
+        if not _is_file(path):
+            raise AicrError(Code.KUBECONFIG, f"kubeconfig {shown_argument(kubeconfig)} does not exist or is not a "
+                            "file")
+        return [(path, _read(path))], shown_argument(kubeconfig)
     listed = os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION
     paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
-    return [(p, _read(p)) for p in paths if p.is_file()], listed
+    return [(p, _read(p)) for p in paths if _is_file(p)], shown_argument(listed, 200)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long, say: no file, as kubectl sees it
+        return False
 
 
 # Parsed kubeconfig files by (path, device, inode, size, mtime): a command across 50 contexts of one
@@ -201,7 +210,8 @@ def _pick(merged: Mapping[str, Any], item: str, name: Any, what: str) -> ConfigN
         return ConfigNode(f"{item}[none]", {}, None)
     found = _named(merged, item, str(name))
     if found is None:
-        raise AicrError(Code.KUBECONFIG, f'{what} "{name}" not found in the kubeconfig')
+        raise AicrError(Code.KUBECONFIG, f'{what} "{shown_argument(name) if isinstance(name, str) else shown(name)}" '
+                        "not found in the kubeconfig")
     return ConfigNode(found.name, dict(found.value), found.path)
 
 
@@ -242,7 +252,7 @@ def _server_url(server: str) -> str:
     url = server if "://" in server else f"https://{server}"
     scheme, _, rest = url.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.strip("/"):
-        raise AicrError(Code.KUBECONFIG, f"server {server!r} is not an http(s) URL")
+        raise AicrError(Code.KUBECONFIG, f"server {shown(server)} is not an http(s) URL")
     return url
 
 
