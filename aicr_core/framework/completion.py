@@ -106,6 +106,7 @@ def complete(words: list[str]) -> Candidates:
     if index is not None:
         parser = _command_parser(commands, done[index])
         before = done[index + 1:]
+        _add_command_flags(parsed, parser, before)
     flag_being_valued, positionals = _scan(before, parser)
     if flag_being_valued is not None:
         return _values(parser, flag_being_valued, current, "", parsed)
@@ -156,6 +157,30 @@ def _parsed_common_flags(common: Any, words: list[str]) -> argparse.Namespace:
         except Exception:  # noqa: BLE001 - FlagParser raises UsageError for a flag without its value
             continue
     return argparse.Namespace()
+
+
+def _add_command_flags(parsed: argparse.Namespace, parser: Any, words: list[str]) -> None:
+    """The command's own flags typed so far, as typed (no value checked), for completers that depend on them
+    (`--contexts <TAB>` after `--cluster-profiles` completes profiles, not contexts). The common flags
+    parsed already keep their values."""
+    actions = {option: action for action in parser._actions for option in action.option_strings}
+    takes_value = parser.value_flags()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        flag, equals, value = word.partition("=")
+        action = actions.get(flag) if word.startswith("-") else None
+        i += 1
+        if action is None or hasattr(parsed, action.dest):
+            continue
+        if flag in takes_value:
+            if not equals:
+                if i >= len(words):
+                    break
+                value, i = words[i], i + 1
+            setattr(parsed, action.dest, value)
+        elif action.nargs == 0:  # store_true
+            setattr(parsed, action.dest, value.lower() not in ("false", "0", "f") if equals else True)
 
 
 def _command_parser(commands: Any, name: str) -> argparse.ArgumentParser:
