@@ -172,22 +172,22 @@ def _selector(value: Any, where: str, bad_file: Callable[[str], UsageError]) -> 
             check_value(label)
             requirements.append(Requirement(key, "In", (label,)))
         for i, expression in enumerate(expressions):
-            where = f"matchExpressions[{i}]"
+            at = f"matchExpressions[{i}]"
             if not isinstance(expression, Mapping):
-                raise bad(f"{where}: a mapping with key, operator and values")
-            _known_keys(expression, EXPRESSION_KEYS, f"{where}.", bad)
+                raise bad(f"{at}: a mapping with key, operator and values")
+            _known_keys(expression, EXPRESSION_KEYS, f"{at}.", bad)
             key, operator, values = expression.get("key"), expression.get("operator"), expression.get("values") or []
             if not isinstance(key, str):
-                raise bad(f"{where}.key: a label key")
+                raise bad(f"{at}.key: a label key")
             check_key(key)
             if operator not in OPERATORS:
-                raise bad(f"{where}.operator must be {', '.join(OPERATORS)} (got {operator!r})")
+                raise bad(f"{at}.operator must be {', '.join(OPERATORS)} (got {operator!r})")
             if not isinstance(values, list) or any(not isinstance(v, str) for v in values):
-                raise bad(f"{where}.values: a list of strings")
+                raise bad(f"{at}.values: a list of strings")
             if operator in ("In", "NotIn") and not values:
-                raise bad(f"{where}: operator {operator} needs values")
+                raise bad(f"{at}: operator {operator} needs values")
             if operator in ("Exists", "DoesNotExist") and values:
-                raise bad(f"{where}: operator {operator} takes no values")
+                raise bad(f"{at}: operator {operator} takes no values")
             for v in values:
                 check_value(v)
             requirements.append(Requirement(key, operator, tuple(values)))
