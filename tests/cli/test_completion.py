@@ -23,8 +23,9 @@ def test_command_names_with_their_summaries(aicr: Aicr) -> None:
 
 def test_flags_of_a_command_and_flags_before_it(aicr: Aicr) -> None:
     compare(words(complete(aicr, "list", "--pe")[0]), expected=["--pending"])
-    compare(words(complete(aicr, "list", "--p")[0]),
-            expected=["--pending", "--phase", "--parallel", "--policy-file"])  # own, then common
+    compare(words(complete(aicr, "list", "--p")[0]),  # own, then common
+            expected=["--pending", "--phase", "--parallel", "--profile-namespace", "--profile-selector",
+                      "--policy-file"])
     compare(words(complete(aicr, "wait", "r", "--ti")[0]), expected=["--timeout"])
     compare(words(complete(aicr, "--cont")[0]), expected=["--context"])
     assert "--dry-run" in words(complete(aicr, "approve", "r", "--d")[0])
