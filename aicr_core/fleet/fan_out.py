@@ -464,7 +464,6 @@ def complete_contexts(prefix: str, parsed_args: argparse.Namespace, **_: Any) ->
     return Candidates(words, NO_SPACE | NO_FILES)
 
 
-
 def complete_profile_namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
     """`--profile-namespace <TAB>`: the hub's namespaces that hold ClusterProfiles."""
     from aicr_core.fleet.cluster_profiles import complete_namespaces

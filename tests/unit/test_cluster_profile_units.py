@@ -140,6 +140,15 @@ def test_the_exec_extension_reaches_the_plugin_as_the_clusters_config() -> None:
                                              "tls-server-name": "gpu", "config": {"clusterName": "gpu"}})
 
 
+def test_a_kubeconfig_clusters_ca_file_reaches_the_plugin_as_data(tmp_path: Any) -> None:
+    from aicr_core.session.kubeconfig import exec_cluster
+
+    (tmp_path / "ca.crt").write_text("CA")
+    compare(exec_cluster({"server": "https://s", "certificate-authority": "ca.crt", "insecure-skip-tls-verify": False,
+                          "proxy-url": "http://p"}, str(tmp_path)),
+            expected={"server": "https://s", "certificate-authority-data": "Q0E=", "proxy-url": "http://p"})
+
+
 # -- the file: [USAGE] naming what is wrong ----------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "words"), [
