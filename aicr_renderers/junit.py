@@ -10,17 +10,18 @@ import re
 from typing import Any, TextIO
 from xml.etree import ElementTree
 
-from aicr_core.plugin import Renderer, Result, UsageError
+from aicr_core.plugin import Renderer, Result, UsageError, safe
 from aicr_renderers.policy_layouts import failure_lines
 
 KIND = "PolicyTestReport"
 # What XML 1.0 cannot carry at all, even escaped (control characters but tab and newlines, lone
-# surrogates, U+FFFE/U+FFFF): replaced, so that a case name cannot make the document unreadable.
+# surrogates, U+FFFE/U+FFFF): replaced, so that no value can make the document unreadable.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _text(item: Any) -> str:
-    return _NOT_XML.sub("\ufffd", "" if item is None else str(item))
+    """A value as one line: control characters shown escaped (`\\x1b`), as the text output shows them."""
+    return _NOT_XML.sub("\ufffd", safe("" if item is None else str(item), allow_newlines=False))
 
 
 class JunitRenderer(Renderer):

@@ -428,6 +428,8 @@ def load_documents(text: str) -> list[Any]:
             node = loader.get_node()
             _within_budget(node)
             documents.append(loader.construct_document(node))
+    except _Refused:
+        raise
     except yaml.YAMLError as err:
         raise ValueError(policy_file._yaml_problem(err, text)) from None
     except AttributeError:  # PyYAML's own constructor of `!!timestamp foo` fails on its regular expression
@@ -439,6 +441,10 @@ def load_documents(text: str) -> list[Any]:
     finally:
         loader.dispose()  # type: ignore[no-untyped-call]
     return [d for d in documents if d is not None]
+
+
+class _Refused(ValueError):
+    """A document refused before it is built (its message is the whole problem)."""
 
 
 def _within_budget(root: yaml.Node | None) -> None:
@@ -464,11 +470,11 @@ def _within_budget(root: yaml.Node | None) -> None:
         stack.append((node, True))
         for child in children:
             if id(child) in started:
-                raise ValueError("(YAML): an alias refers to a node that contains it (a recursive document)")
+                raise _Refused("(YAML): an alias refers to a node that contains it (a recursive document)")
             if id(child) not in sizes:
                 stack.append((child, False))
     if sizes[id(root)] - len(sizes) > ALIAS_EXPANSION_BUDGET:
-        raise ValueError(f"(YAML): its aliases expand to more than {ALIAS_EXPANSION_BUDGET} nodes")
+        raise _Refused(f"(YAML): its aliases expand to more than {ALIAS_EXPANSION_BUDGET} nodes")
 
 
 def _children(node: Any) -> list[Any]:
