@@ -696,8 +696,8 @@ def decide(case: Case, rollout: api.Rollout, engine: PolicyEngine, assessment: C
 
     action = ACTIONS[case.action]
     user = Identity(case.user, case.groups)
-    head = {"rollout": rollout.name, "user": {"username": user.username, "groups": list(user.groups)},
-            "withoutReason": False}
+    head = {"kind": "PolicyDecision", "rollout": rollout.name,
+            "user": {"username": user.username, "groups": list(user.groups)}, "withoutReason": False}
     try:  # the real command's own refusals come first (ENDED, NOT_APPROVED, ...): a decision, no policy ran
         value = action.propose(rollout, user.username, case.at, case.reason or "",
                                case.expires.delta if case.expires is not None else None)
