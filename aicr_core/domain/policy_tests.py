@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -421,7 +422,7 @@ def load_documents(text: str) -> list[Any]:
     """
     import yaml
 
-    loader = policy_file._strict_loader()(text)
+    loader = _strict_fast_loader()(text)
     documents: list[Any] = []
     try:
         while loader.check_node():
@@ -441,6 +442,33 @@ def load_documents(text: str) -> list[Any]:
     finally:
         loader.dispose()  # type: ignore[no-untyped-call]
     return [d for d in documents if d is not None]
+
+
+@lru_cache(maxsize=1)
+def _strict_fast_loader() -> type[Any]:
+    """The policy file's strict loader (a key given twice is an error), on libyaml when PyYAML has it:
+    fixture files hold many objects, and the pure-Python parser costs milliseconds per object."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", None)
+    if base is None:
+        return policy_file._strict_loader()
+
+    class StrictFastLoader(base):  # type: ignore[misc, valid-type]
+        pass
+
+    def mapping_without_duplicates(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
+        loader.flatten_mapping(node)
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}"[:200], key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=True)  # type: ignore[no-any-return]
+
+    StrictFastLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping_without_duplicates)
+    return StrictFastLoader
 
 
 class _Refused(ValueError):
