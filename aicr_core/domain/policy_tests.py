@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -478,41 +478,38 @@ class _Refused(ValueError):
 def _within_budget(root: yaml.Node | None) -> None:
     """Refuse a document whose aliases would expand beyond ALIAS_EXPANSION_BUDGET nodes (or forever).
 
-    Each distinct node's expanded size is computed once (the graph is walked, never expanded)."""
-    if root is None:
-        return
-    sizes: dict[int, int] = {}
-    started: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, finished = stack.pop()
-        key = id(node)
-        children = _children(node)
-        if finished:
-            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-            started.discard(key)
-            continue
-        if key in sizes:
-            continue
-        started.add(key)
-        stack.append((node, True))
-        for child in children:
-            if id(child) in started:
-                raise _Refused("(YAML): an alias refers to a node that contains it (a recursive document)")
-            if id(child) not in sizes:
-                stack.append((child, False))
-    if sizes[id(root)] - len(sizes) > ALIAS_EXPANSION_BUDGET:
-        raise _Refused(f"(YAML): its aliases expand to more than {ALIAS_EXPANSION_BUDGET} nodes")
-
-
-def _children(node: Any) -> list[Any]:
+    Each distinct node's expanded size is computed once, depth first (the graph is walked, never
+    expanded); a node that is its own descendant is refused."""
     import yaml
 
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
+    if root is None or isinstance(root, yaml.ScalarNode):
+        return
+    scalar, mapping = yaml.ScalarNode, yaml.MappingNode
+    sizes: dict[int, int] = {}  # of the collections done (a scalar is 1)
+    started: set[int] = set()  # the collections on the current path
+    scalars: set[int] = set()  # the distinct scalars
+    stack: list[Any] = [root]
+    while stack:
+        node = stack[-1]
+        key = id(node)
+        if key in sizes:
+            stack.pop()
+            continue
+        children = [part for pair in node.value for part in pair] if isinstance(node, mapping) else node.value
+        if key not in started:
+            started.add(key)
+            scalars.update(id(c) for c in children if c.__class__ is scalar)
+            pending = [c for c in children if c.__class__ is not scalar and id(c) not in sizes]
+            if any(id(c) in started for c in pending):
+                raise _Refused("(YAML): an alias refers to a node that contains it (a recursive document)")
+            if pending:
+                stack.extend(pending)
+                continue
+        sizes[key] = 1 + sum(1 if c.__class__ is scalar else sizes[id(c)] for c in children)
+        started.discard(key)
+        stack.pop()
+    if sizes[id(root)] - len(sizes) - len(scalars) > ALIAS_EXPANSION_BUDGET:
+        raise _Refused(f"(YAML): its aliases expand to more than {ALIAS_EXPANSION_BUDGET} nodes")
 
 
 # -- fixtures: the objects a cluster would hold --------------------------------------------------------
@@ -657,28 +654,50 @@ class Runner:
             for result in results:
                 result.error = str(problem)
             return results
+        reads = _Reads(objects, self.operator_namespace)
         for result in results:
-            self._decide(result, test_file, objects, engine)
+            case = result.case
+            rollout = reads.rollout(case.rollout)
+            if isinstance(rollout, str):
+                result.error = rollout
+                continue
+            result.decision = decide(case, rollout, engine, partial(reads.assessment, rollout), test_file.policy,
+                                     self.operator_namespace)
+            result.differences = differences(case, result.decision)
         return results
 
-    def _decide(self, result: CaseResult, test_file: TestFile, objects: Objects, engine: PolicyEngine) -> None:
+
+class _Reads:
+    """The domain reads of a cluster (`rollouts.read_rollout`, `rollouts.read_report`) on the fixtures,
+    each made once per rollout: the fixtures do not change between the cases of a file."""
+
+    def __init__(self, objects: Objects, operator_namespace: str) -> None:
+        self.objects, self.operator_namespace = objects, operator_namespace
+        self.session = cast("Cluster", objects)  # they ask it by API path, as they ask a cluster
+        self.rollouts: dict[str, api.Rollout | str] = {}
+        self.assessments: dict[str, api.Assessment] = {}
+
+    def rollout(self, name: str) -> api.Rollout | str:
+        """The rollout, or why the case cannot be decided."""
         from aicr_core.domain import rollouts
 
-        case = result.case
-        session = cast("Cluster", objects)  # the domain reads ask it by API path, as they ask a cluster
-        try:
-            rollout = rollouts.read_rollout(session, case.rollout)
-        except AicrError as err:
-            known = ", ".join(objects.rollout_names()) or "none"
-            result.error = (f"rollout {case.rollout} is not among the fixture rollouts (they are: {known})"
-                            if err.code == Code.NOT_FOUND else f"rollout {case.rollout}: {err.message}")
-            return
+        if name not in self.rollouts:
+            try:
+                self.rollouts[name] = rollouts.read_rollout(self.session, name)
+            except AicrError as err:
+                known = ", ".join(self.objects.rollout_names()) or "none"
+                self.rollouts[name] = (f"rollout {name} is not among the fixture rollouts (they are: {known})"
+                                       if err.code == Code.NOT_FOUND else f"rollout {name}: {err.message}")
+        return self.rollouts[name]
 
-        def assessment() -> api.Assessment:
-            return rollouts.read_report(session, self.operator_namespace, rollout.assessment_digest).for_policies()
+    def assessment(self, rollout: api.Rollout) -> api.Assessment:
+        """The rollout's report as the policies see it: verified against its digest, as on a cluster."""
+        from aicr_core.domain import rollouts
 
-        result.decision = decide(case, rollout, engine, assessment, test_file.policy, self.operator_namespace)
-        result.differences = differences(case, result.decision)
+        if rollout.name not in self.assessments:
+            self.assessments[rollout.name] = rollouts.read_report(
+                self.session, self.operator_namespace, rollout.assessment_digest).for_policies()
+        return self.assessments[rollout.name]
 
 
 def differences(case: Case, decision: Mapping[str, Any]) -> list[str]:

@@ -337,3 +337,13 @@ def test_the_suite_in_ci_is_the_documented_command() -> None:
     """.ci/run runs the example suite (through the venv's kubectl-aicr, KUBECONFIG pointing at no file)."""
     ci = (ROOT / ".ci" / "run").read_text()
     assert "kubectl-aicr policy test examples/policy-tests" in ci, ci
+
+
+def test_colour_as_the_other_commands(aicr: Aicr, tmp_path: Path, suite: Path) -> None:
+    edit(suite / MAIN, lambda doc: case(doc, "nothing to revoke")["expect"].update(code="ENDED"))
+    proc = run(aicr, tmp_path, str(suite), "--case", "nothing to*", "--color", "always")
+    compare(proc.stdout.splitlines()[0], expected=f"\x1b[32mPASS\x1b[0m  {suite}/{MAIN}  nothing to acknowledge")
+    compare(proc.stdout.splitlines()[1], expected=f"\x1b[31mFAIL\x1b[0m  {suite}/{MAIN}  nothing to revoke")
+    compare(proc.stdout.splitlines()[-1], expected="1 passed, \x1b[31m1 failed\x1b[0m")
+    proc = run(aicr, tmp_path, str(suite), "--case", "nothing to*")  # not a terminal: no colour
+    assert "\x1b" not in proc.stdout, proc.stdout
