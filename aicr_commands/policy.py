@@ -144,7 +144,8 @@ def complete_target(prefix: str, parsed_args: argparse.Namespace, **_: object) -
 
 def complete_cases(prefix: str, parsed_args: argparse.Namespace, **_: object) -> Candidates:
     """--case: the case names of the test files under the paths given so far (else .), as globs that
-    match them exactly (a space as `?`, which a shell word can hold unquoted)."""
+    match them exactly (a space as `?`, which a shell word can hold unquoted; the name as written in the
+    description then)."""
     from aicr_core.domain import policy_tests
     from aicr_core.framework.completion import NO_FILES, Candidates
 
@@ -160,7 +161,9 @@ def complete_cases(prefix: str, parsed_args: argparse.Namespace, **_: object) ->
             test_file = policy_tests.load_test_file(path)
         except AicrError:
             continue
-        words += [f"{glob_of(case.name)}\t{path}" for case in test_file.cases]
+        for case in test_file.cases:
+            word = glob_of(case.name)  # the name itself, when it holds no whitespace or glob character
+            words.append(f"{word}\t{path}" if word == case.name else f"{word}\t{case.name} ({path})")
     return Candidates(list(dict.fromkeys(words)), NO_FILES)
 
 

@@ -326,7 +326,11 @@ def test_completion_of_paths_and_case_names(aicr: Aicr, tmp_path: Path, suite: P
     candidates, directive = complete(aicr, "policy", "test", "examples/policy-tests", "--case", "a?viewer")
     compare((words(candidates), directive), expected=(["a?viewer?may?not?approve", "a?viewer?may?not?revoke"], ":4"))
     candidates, _ = complete(aicr, "policy", "test", "--case", "override?the")  # no path: .
-    compare(candidates, expected=[f"override?the?change?window?(it?is?overridable)\texamples/policy-tests/{MAIN}"])
+    compare(candidates, expected=["override?the?change?window?(it?is?overridable)\toverride the change window "
+                                  f"(it is overridable) (examples/policy-tests/{MAIN})"])
+    edit(suite / MAIN, lambda doc: case(doc, "nothing to revoke").update(name="nothing-to-revoke"))
+    candidates, _ = complete(aicr, "policy", "test", "--case", "nothing-")
+    compare(candidates, expected=[f"nothing-to-revoke\texamples/policy-tests/{MAIN}"])
     proc = run(aicr, tmp_path, "--case", "override?the?change?window?(it?is?overridable)")
     compare((proc.returncode, proc.stdout.splitlines()[-1]), expected=(0, "1 passed, 0 failed"))
     candidates, _ = complete(aicr, "policy", "")
