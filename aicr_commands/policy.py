@@ -120,9 +120,9 @@ class Policy(AicrCommand):
 def run_tests(paths: list[str], pattern: str | None, fail_only: bool, operator_namespace: str) -> Result:
     """`policy test`: every test file checked first (one that is not valid is USAGE before any case
     runs), then the selected cases run, file by file, in order."""
-    from aicr_core.domain import policy_tests
+    from aicr_core.domain import policy_test_files, policy_tests
 
-    test_files = [policy_tests.load_test_file(path) for path in policy_tests.find_test_files(paths)]
+    test_files = [policy_test_files.load_test_file(path) for path in policy_test_files.find_test_files(paths)]
     selected = [(test_file, policy_tests.select(test_file.cases, pattern)) for test_file in test_files]
     if not any(cases for _, cases in selected):
         raise UsageError(f"no case matches --case {pattern!r}" if pattern is not None else "no case to run")
@@ -146,19 +146,19 @@ def complete_cases(prefix: str, parsed_args: argparse.Namespace, **_: object) ->
     """--case: the case names of the test files under the paths given so far (else .), as globs that
     match them exactly (a space as `?`, which a shell word can hold unquoted; the name as written in the
     description then)."""
-    from aicr_core.domain import policy_tests
+    from aicr_core.domain import policy_test_files
     from aicr_core.framework.completion import NO_FILES, Candidates
 
     given = [p for p in [getattr(parsed_args, "target", None), *(getattr(parsed_args, "paths", None) or [])]
              if isinstance(p, str)]
     words: list[str] = []
     try:
-        files = policy_tests.find_test_files(given)
+        files = policy_test_files.find_test_files(given)
     except AicrError:
         return Candidates(directive=NO_FILES)
     for path in files:
         try:
-            test_file = policy_tests.load_test_file(path)
+            test_file = policy_test_files.load_test_file(path)
         except AicrError:
             continue
         for case in test_file.cases:

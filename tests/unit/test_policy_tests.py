@@ -1,4 +1,5 @@
-"""The pure parts of `policy test` (aicr_core/domain/policy_tests.py, aicr_commands/policy.py): YAML read
+"""The pure parts of `policy test` (aicr_core/domain/{yaml_documents,policy_test_files,policy_tests}.py,
+aicr_commands/policy.py): YAML read
 within its alias budget, the time of a case, discovery order, differences, and --case's completion globs."""
 from __future__ import annotations
 
@@ -12,29 +13,29 @@ from hypothesis import strategies as st
 from testfixtures import ShouldRaise, compare
 
 from aicr_commands.policy import glob_of
-from aicr_core.domain import policy_tests
+from aicr_core.domain import policy_test_files, policy_tests, yaml_documents
 from aicr_core.errors import UsageError
 
 
 def test_documents_of_a_stream_and_strict_keys() -> None:
-    compare(policy_tests.load_documents("a: 1\n---\n---\nb: [x, y]\n"), expected=[{"a": 1}, {"b": ["x", "y"]}])
+    compare(yaml_documents.load_documents("a: 1\n---\n---\nb: [x, y]\n"), expected=[{"a": 1}, {"b": ["x", "y"]}])
     with ShouldRaise(ValueError("(YAML) line 2, column 1: duplicate key 'a'")):
-        policy_tests.load_documents("a: 1\na: 2\n")
+        yaml_documents.load_documents("a: 1\na: 2\n")
 
 
 def test_aliases_within_the_budget_are_read_and_beyond_it_refused() -> None:
     shared = "base: &b {x: 1, y: [1, 2, 3]}\none: *b\ntwo: *b\n"
-    compare(policy_tests.load_documents(shared)[0]["two"], expected={"x": 1, "y": [1, 2, 3]})
+    compare(yaml_documents.load_documents(shared)[0]["two"], expected={"x": 1, "y": [1, 2, 3]})
     levels = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(4))
-    compare(len(policy_tests.load_documents(levels)[0]["e"]), expected=10)  # about 10^5 nodes expanded: within
+    compare(len(yaml_documents.load_documents(levels)[0]["e"]), expected=10)  # about 10^5 nodes expanded: within
     with pytest.raises(ValueError, match=r"^\(YAML\): its aliases expand to more than 1000000 nodes$"):
-        policy_tests.load_documents(levels + "f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n")
+        yaml_documents.load_documents(levels + "f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n")
 
 
 def test_a_recursive_alias_is_refused() -> None:
     with pytest.raises(ValueError, match=r"^\(YAML\): an alias refers to a node that contains it"):
-        policy_tests.load_documents("a: &a [1, *a]\n")
+        yaml_documents.load_documents("a: &a [1, *a]\n")
 
 
 @pytest.mark.parametrize(("value", "expected"), [
@@ -45,7 +46,7 @@ def test_a_recursive_alias_is_refused() -> None:
 ])
 def test_the_instant_of_a_case(value: object, expected: dt.datetime) -> None:
     problems: list[str] = []
-    compare(policy_tests._instant(value, "cases[0].at", problems), expected=expected)
+    compare(policy_test_files._instant(value, "cases[0].at", problems), expected=expected)
     compare(problems, expected=[])
 
 
@@ -57,7 +58,7 @@ def test_the_instant_of_a_case(value: object, expected: dt.datetime) -> None:
 ])
 def test_an_instant_that_is_no_rfc3339_time(value: object, problem: str) -> None:
     problems: list[str] = []
-    compare(policy_tests._instant(value, "cases[0].at", problems), expected=None)
+    compare(policy_test_files._instant(value, "cases[0].at", problems), expected=None)
     compare(problems, expected=[problem])
 
 
@@ -67,21 +68,21 @@ def test_test_files_in_path_order(tmp_path: Path) -> None:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     root = str(tmp_path)
-    compare(policy_tests.find_test_files([root]), expected=[
+    compare(policy_test_files.find_test_files([root]), expected=[
         f"{root}/c.aicr-test.yaml", f"{root}/a/z/9.aicr-test.yaml", f"{root}/b/1.aicr-test.yaml",
         f"{root}/b/2.aicr-test.yaml"])
     # given paths keep their order; a file found twice runs once
-    compare(policy_tests.find_test_files([f"{root}/b", f"{root}/a/x.yaml", f"{root}/b/1.aicr-test.yaml"]),
+    compare(policy_test_files.find_test_files([f"{root}/b", f"{root}/a/x.yaml", f"{root}/b/1.aicr-test.yaml"]),
             expected=[f"{root}/b/1.aicr-test.yaml", f"{root}/b/2.aicr-test.yaml", f"{root}/a/x.yaml"])
     (tmp_path / "empty").mkdir()
     with ShouldRaise(UsageError(f"no test file (*.aicr-test.yaml) under {root}/empty")):
-        policy_tests.find_test_files([f"{root}/empty"])
+        policy_test_files.find_test_files([f"{root}/empty"])
     with ShouldRaise(UsageError(f"{root}/nothing: no such file or directory")):
-        policy_tests.find_test_files([f"{root}/b", f"{root}/nothing"])
+        policy_test_files.find_test_files([f"{root}/b", f"{root}/nothing"])
 
 
 def test_differences_say_want_and_got() -> None:
-    case = policy_tests.Case(0, "c", "r", "acknowledge", "u", (), None, None, (),
+    case = policy_test_files.Case(0, "c", "r", "acknowledge", "u", (), None, None, (),
                              dt.datetime(2027, 1, 1, tzinfo=dt.timezone.utc), True, None,
                              {"four-eyes": "allow", "approver-groups": "allow"})
     decision = {"allowed": False, "code": "POLICY_DENIED",
