@@ -15,7 +15,8 @@ What it completes, knowing no command by name:
   flag or argument whose argparse action has a `completer` attribute (the
   commands set them: rollout names from the cluster, `--for` conditions, ...).
 
-A completer is `completer(prefix=..., parsed_args=..., action=...)`; it
+A completer is `completer(prefix=..., parsed_args=..., action=...)`
+(`parsed_args`: the common flags and the positional arguments typed so far); it
 returns strings (`word` or `word\\tdescription`) or a `Candidates`. The whole
 run is bounded at `BUDGET_SECONDS`: without a kubeconfig or a reachable
 cluster, or on any failure, only the directive is printed. Nothing ever goes
@@ -108,16 +109,31 @@ def complete(words: list[str]) -> Candidates:
         before = done[index + 1:]
         _add_command_flags(parsed, parser, before)
     flag_being_valued, positionals = _scan(before, parser)
+    arguments = [a for a in parser._actions if not a.option_strings]
+    _add_positionals(parsed, arguments, positionals)
     if flag_being_valued is not None:
         return _values(parser, flag_being_valued, current, "", parsed)
     if current.startswith("-") and current != "-":
         return _flag_or_value(parser, current, parsed)
     if index is None:
         return _commands(commands, current)
-    arguments = [a for a in parser._actions if not a.option_strings]
     if len(positionals) >= len(arguments):
-        return Candidates()
+        last = arguments[-1] if arguments else None
+        if last is None or last.nargs not in ("*", "+"):
+            return Candidates()
+        return _run_completer(last, current, parsed)  # a repeatable last argument (PATH ...)
     return _run_completer(arguments[len(positionals)], current, parsed)
+
+
+def _add_positionals(parsed: argparse.Namespace, arguments: list[argparse.Action], typed: list[str]) -> None:
+    """The positional arguments typed so far, under their names, for completers that depend on them
+    (`policy test DIR --case <TAB>` completes the cases of the test files under DIR)."""
+    for i, action in enumerate(arguments):
+        if action.nargs in ("*", "+"):
+            setattr(parsed, action.dest, typed[i:])
+            return
+        if i < len(typed):
+            setattr(parsed, action.dest, typed[i])
 
 
 UNKNOWN = -1  # a word stands where the command name should: not a command
