@@ -189,19 +189,12 @@ def parse(text: str, source: str) -> ParsedFile:
 
 def load_yaml(text: str, source: str) -> Mapping[str, Any]:
     """The one YAML mapping in `text`; PolicyFileError naming line and column otherwise."""
-    import yaml
-
-    from aicr_core.session import bounded_yaml
-
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise PolicyFileError(source, [f"(file): larger than {MAX_BYTES} bytes"])
     try:
-        # A key given twice is an error, not "the last one wins": two `change-window:` entries in one file
-        # are a mistake that would silently switch a rule off. Aliases that expand too far are refused.
-        documents = bounded_yaml.load_all(text, unique_keys=True)
-    except yaml.YAMLError as err:
-        raise PolicyFileError(source, [_yaml_problem(err, text)]) from None
-    documents = [d for d in documents if d is not None]
+        documents = load_documents(text)
+    except ValueError as err:
+        raise PolicyFileError(source, [str(err)]) from None
     if not documents:
         raise PolicyFileError(source, ["(file): empty; expected an ApprovalPolicy document"])
     if len(documents) != 1:
@@ -210,6 +203,22 @@ def load_yaml(text: str, source: str) -> Mapping[str, Any]:
         raise PolicyFileError(source, [f"(file): expected a mapping (apiVersion, kind, ...), "
                                        f"found {type(documents[0]).__name__}"])
     return documents[0]
+
+
+def load_documents(text: str) -> list[Any]:
+    """Every non-empty YAML document of `text`, as the policy file and `policy test`'s files are read:
+    a key given twice in one mapping is an error (two `change-window:` entries are a mistake that would
+    silently switch a rule off, not "the last one wins"), and aliases that expand far past the text are
+    refused (aicr_core.session.bounded_yaml). ValueError: `(YAML) line L, column C: problem`, one line."""
+    import yaml
+
+    from aicr_core.session import bounded_yaml
+
+    try:
+        documents = bounded_yaml.load_all(text, unique_keys=True)
+    except yaml.YAMLError as err:
+        raise ValueError(_yaml_problem(err, text)) from None
+    return [d for d in documents if d is not None]
 
 
 def validate(model: type[M], data: Any, source: str, path: str = "") -> M:

@@ -36,7 +36,9 @@ _TOO_DEEP = f"nested too deeply (more than {MAX_DEPTH} levels)"
 # go-yaml v3's allowedAliasRatio (decode.go): the share of decoded nodes that may come from aliases.
 _RATIO_LOW, _RATIO_HIGH = 400_000, 4_000_000
 
-_FastLoader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ten times the pure-Python one
+# libyaml when PyYAML has it: ten times the pure-Python parser (a fleet's kubeconfig, fixture files), and
+# messages as precise (the same line and column).
+_FastLoader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Refused(yaml.YAMLError):
@@ -72,8 +74,12 @@ def load_all(text: str, *, unique_keys: bool = False) -> list[Any]:
 def _composed(compose: Any) -> Any:
     try:
         return compose()
-    except RecursionError:  # the pure-Python composer recurses once a level (libyaml stops at 1,000 itself)
+    except RecursionError:  # the pure-Python composer (no libyaml) recurses once a level
         raise Refused(_TOO_DEEP) from None
+    except yaml.YAMLError as err:
+        if "maximum nesting depth" in str(getattr(err, "problem", "")):  # libyaml stops at 1,000 levels itself
+            raise Refused(_TOO_DEEP) from None
+        raise
 
 
 def _constructed(loader: Any, node: yaml.Node) -> Any:
@@ -166,13 +172,9 @@ def _loader_class(unique_keys: bool) -> type[Any]:
 
 
 def _unique_keys_loader() -> type[Any]:
-    """The safe loader, except that a key given twice in a mapping is an error, not "the last one wins".
+    """The safe loader, except that a key given twice in a mapping is an error, not "the last one wins"."""
 
-    The pure-Python one: the files read so (the policy file) are edited by people, and its messages
-    point at the very line and column of a mistake where libyaml's name the enclosing block.
-    """
-
-    class UniqueKeysLoader(yaml.SafeLoader):
+    class UniqueKeysLoader(_FastLoader):  # type: ignore[misc,valid-type]
         pass
 
     def mapping_without_duplicates(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
