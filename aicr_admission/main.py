@@ -275,10 +275,12 @@ class Webhook:
         from aicr_admission import audit, review
         from aicr_admission.metrics import labels_of
         from aicr_admission.server import Response
+        from aicr_core.session import bounded_json
 
         try:
-            admission = review.request_of(json.loads(request.body))
-        except (ValueError, review.BadReview) as err:
+            # Bounded nesting, as the CLI reads a server: 100,000 `[` ended in a RecursionError, answered 500.
+            admission = review.request_of(bounded_json.loads(request.body))
+        except (ValueError, review.BadReview) as err:  # bounded_json.TooDeep is a ValueError
             self.log("bad admission review", level="warning", error=str(err))
             self.metrics.reviewed("other", "error", time.monotonic() - request.started)
             return Response.text(f"bad AdmissionReview: {err}", 400)
