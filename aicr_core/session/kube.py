@@ -62,7 +62,7 @@ class Cluster:
         try:
             self.api = ApiClient(configuration=settings.configuration)
         except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
-            raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {shown(settings.configuration.proxy)} "
+            raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {shown(settings.configuration.proxy, 200)} "
                             f"is not a URL: {first_line(str(err))}") from None
         _watch_connections(self.api.rest_client.pool_manager)
         self.deadline = deadline
@@ -302,7 +302,7 @@ def _trace(method: str, path: str) -> None:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{method} {path}\n")
         except OSError as err:
-            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={shown(log)} cannot be written to: "
+            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={shown(log, 200)} cannot be written to: "
                             f"{err.strerror or err} (name a file in a folder that exists)") from None
 
 

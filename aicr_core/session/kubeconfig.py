@@ -267,7 +267,7 @@ def _server_url(server: str) -> str:
     url = server if "://" in server else f"https://{server}"
     scheme, _, rest = url.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.strip("/"):
-        raise AicrError(Code.KUBECONFIG, f"server {shown(server)} is not an http(s) URL")
+        raise AicrError(Code.KUBECONFIG, f"server {shown(server, 200)} is not an http(s) URL")
     return url
 
 
