@@ -41,7 +41,7 @@ FIRST_BACKOFF, MAX_BACKOFF = 0.8, 30.0
 HEALTHY_SECONDS = 10.0    # a watch that lived this long before it failed was working: re-read at once
 WINDOW_SECONDS, MAX_REQUESTS = 10.0, 30  # at most 3 requests a second, over any 10 s, from one follower
 WARN_EVERY_SECONDS = 60.0
-LIST_PAGE = 500  # the session's page of a list
+LIST_PAGE = 500  # the session's page of a list (kube.Cluster.list)
 _log = logging.getLogger("aicr.watch")  # a `warning:` line on stderr (the app's handler)
 
 
@@ -256,7 +256,7 @@ class _CollectionFollower(_Follower):
 
     def relist(self) -> list[dict[str, Any]]:
         self.pace.request()
-        objects, self.version = self.cluster.list(self.collection, self.params, limit=LIST_PAGE)
+        objects, self.version = self.cluster.list(self.collection, self.params)
         self.pace.record(max(0, math.ceil(len(objects) / LIST_PAGE) - 1))  # the pages after the first
         self.seen = {_name(obj): (_version(obj), obj) for obj in objects}
         return objects
