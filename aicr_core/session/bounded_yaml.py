@@ -98,25 +98,62 @@ def _first_line(text: str) -> str:
 
 
 def check(root: yaml.Node) -> None:
-    """Refused when the node graph expands too far, contains itself, or nests deeper than MAX_DEPTH."""
-    sizes = _expanded_sizes(root)
+    """Refused when the node graph expands too far, contains itself, or nests deeper than MAX_DEPTH.
+
+    One walk in document order, as go-yaml decodes: a collection met again is an alias of it, whose
+    expanded size is known by then (an anchor comes before its aliases; one inside its own anchor is
+    a cycle). Scalars are counted, never remembered: an alias of a scalar adds one node, no bomb.
+    """
+    sizes: dict[int, int] = {}  # expanded size of each finished collection, by id
+    depths: dict[int, int] = {}
+    open_nodes: set[int] = set()  # collections on the current path
     decoded = through_aliases = 0
-    seen: set[int] = set()
-    stack = [root]
-    while stack:  # document order, as go-yaml decodes: a node met again is an alias of it
-        node = stack.pop()
-        decoded += 1
-        if id(node) in seen:
-            expansion = sizes[id(node)]
-            decoded += expansion
-            through_aliases += expansion
+    scalar = yaml.ScalarNode
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if node.__class__ is scalar:
+            decoded += 1
+            continue
+        key = id(node)
+        if leaving:
+            open_nodes.discard(key)
+            size, depth = 1, 1
+            for child in _children(node):
+                size += sizes.get(id(child), 1)
+                depth = max(depth, 1 + depths.get(id(child), 1))
+            if depth > MAX_DEPTH:
+                raise Refused(_TOO_DEEP)
+            sizes[key], depths[key] = size, depth
+            continue
+        if key in sizes:  # an alias: go-yaml decodes the alias node, then all it stands for
+            decoded += 1 + sizes[key]
+            through_aliases += sizes[key]
             # Within one alias both counts grow together, so its end is where the share is highest.
             if through_aliases > 100 and decoded > 1000 and through_aliases / decoded > _allowed_share(decoded):
                 raise Refused(f"aliases expand too far: more than {decoded:,} nodes from a document of "
-                              f"{len(sizes):,} (document contains excessive aliasing)")
+                              f"{len(sizes) + _scalars(root):,} (document contains excessive aliasing)")
             continue
-        seen.add(id(node))
-        stack.extend(reversed(_children(node)))
+        if key in open_nodes:
+            raise Refused("an anchor's value contains an alias of itself")
+        decoded += 1
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(_children(node)))
+
+
+def _scalars(root: yaml.Node) -> int:
+    """The scalars written in the document (for the refusal's message only)."""
+    seen: set[int] = set()
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.ScalarNode):
+            count += 1
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(_children(node))
+    return count
 
 
 def _allowed_share(decoded: int) -> float:
@@ -125,33 +162,6 @@ def _allowed_share(decoded: int) -> float:
     if decoded >= _RATIO_HIGH:
         return 0.10
     return 0.99 - 0.89 * (decoded - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
-
-
-def _expanded_sizes(root: yaml.Node) -> dict[int, int]:
-    """Each node's size with its aliases expanded (itself included), by id; Refused on a cycle or depth."""
-    sizes: dict[int, int] = {}
-    depths: dict[int, int] = {}
-    open_nodes: set[int] = set()  # on the current path: meeting one again is an alias inside itself
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, finished = stack.pop()
-        key = id(node)
-        children = _children(node)
-        if finished:
-            open_nodes.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-            depths[key] = 1 + max((depths[id(child)] for child in children), default=0)
-            if depths[key] > MAX_DEPTH:
-                raise Refused(_TOO_DEEP)
-            continue
-        if key in sizes:
-            continue
-        if key in open_nodes:
-            raise Refused("an anchor's value contains an alias of itself")
-        open_nodes.add(key)
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(children))
-    return sizes
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
