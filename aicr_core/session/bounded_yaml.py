@@ -132,7 +132,7 @@ def check(root: yaml.Node) -> None:
             # Within one alias both counts grow together, so its end is where the share is highest.
             if through_aliases > 100 and decoded > 1000 and through_aliases / decoded > _allowed_share(decoded):
                 raise Refused(f"aliases expand too far: more than {decoded:,} nodes from a document of "
-                              f"{len(sizes) + _scalars(root):,} (document contains excessive aliasing)")
+                              f"{_written(root):,} (document contains excessive aliasing)")
             continue
         if key in open_nodes:
             raise Refused("an anchor's value contains an alias of itself")
@@ -142,8 +142,8 @@ def check(root: yaml.Node) -> None:
         stack.extend((child, False) for child in reversed(_children(node)))
 
 
-def _scalars(root: yaml.Node) -> int:
-    """The scalars written in the document (for the refusal's message only)."""
+def _written(root: yaml.Node) -> int:
+    """The nodes written in the document, each collection once (for the refusal's message only)."""
     seen: set[int] = set()
     count, stack = 0, [root]
     while stack:
@@ -152,6 +152,7 @@ def _scalars(root: yaml.Node) -> int:
             count += 1
         elif id(node) not in seen:
             seen.add(id(node))
+            count += 1
             stack.extend(_children(node))
     return count
 
