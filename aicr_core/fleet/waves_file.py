@@ -6,6 +6,7 @@ kind: Waves
 waves:
   - name: canary
     contexts: [gpu-lab-1]          # names and globs, as --contexts
+    optional: false                # default; true: a wave whose clusters are all skipped does not stop the fleet
   - name: rest
     contexts: ["*"]                # a context belongs to the first wave that names it
 soak: 30m                          # Go duration; default 0
@@ -13,8 +14,8 @@ maxFailures: 0                     # per wave; default 0
 ```
 
 Everything wrong with the file is [USAGE] naming the key or the wave, before any call:
-an unknown key, a bad duration, no waves, a wave that selects no context or only
-contexts claimed by earlier waves. Pure: it knows context names, not clusters.
+an unknown key, a bad duration, `optional` that is not true or false, no waves, a wave that
+selects no context or only contexts claimed by earlier waves. Pure: it knows context names, not clusters.
 """
 from __future__ import annotations
 
@@ -31,12 +32,13 @@ API_VERSION = "aicr.run/v1alpha1"
 KIND = "Waves"
 MAX_BYTES = 1 << 20  # a waves file is a few lines; a larger one is a wrong file
 TOP_KEYS = ("apiVersion", "kind", "waves", "soak", "maxFailures")
-WAVE_KEYS = ("name", "contexts")
+WAVE_KEYS = ("name", "contexts", "optional")
 
 
 class Wave(NamedTuple):
     name: str
     patterns: tuple[str, ...]
+    optional: bool = False  # its clusters all skipped: the fleet goes on (else the wave proved nothing: it stops)
 
 
 class Waves(NamedTuple):
@@ -99,7 +101,10 @@ def parse(text: str, source: str = "the waves file") -> Waves:
         if (not isinstance(contexts, list) or not contexts
                 or any(not isinstance(c, str) or not c.strip() or c.strip() == "!" for c in contexts)):
             raise bad(f"wave {name!r}: contexts must be a list of context names and globs")
-        waves.append(Wave(name, tuple(c.strip() for c in contexts)))
+        optional = entry.get("optional", False)
+        if type(optional) is not bool:
+            raise bad(f"wave {name!r}: optional must be true or false (got {type(optional).__name__})")
+        waves.append(Wave(name, tuple(c.strip() for c in contexts), optional))
     soak_text, soak_seconds = _soak(doc.get("soak", "0s"), bad)
     max_failures = doc.get("maxFailures", 0)
     if type(max_failures) is not int or max_failures < 0:

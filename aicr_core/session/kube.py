@@ -23,7 +23,7 @@ import ssl
 import threading
 import urllib.parse
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import urllib3
@@ -66,6 +66,10 @@ class Cluster:
                             f"is not a URL: {first_line(str(err))}") from None
         _watch_connections(self.api.rest_client.pool_manager)
         self.deadline = deadline
+        # An interrupted fleet sends no new write (`hold_writes()` is then true) and lets a turn that has
+        # sent one finish: `writes_sent` tells it which (aicr_core.fleet.fan_out).
+        self.hold_writes: Callable[[], bool] | None = None
+        self.writes_sent = 0
 
     # -- requests ---------------------------------------------------------------------------------
     def get(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -97,6 +101,10 @@ class Cluster:
         `fieldValidation=Strict`, as kubectl sends it: a field the cluster's schema does not
         declare is refused, not silently pruned (a record written without it would be lost).
         """
+        self.writes_sent += 1  # before the check: a fan-out that reads 0 once it has stopped knows none will go
+        if self.hold_writes is not None and self.hold_writes():
+            self.writes_sent -= 1
+            raise AicrError(Code.INTERRUPTED, "interrupted before the write was sent: nothing was written")
         params = {"dryRun": "All"} if dry_run else {}
         return self._call("PATCH", path, {**params, "fieldValidation": "Strict"}, body=body,
                           content_type=MERGE_PATCH)

@@ -57,11 +57,14 @@ class SlowWrites:
                     hook.release.wait(hook.hold)
                 body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                                    "response": {"uid": request["uid"], "allowed": True}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass  # the API server gave up on it (its client went away): nothing to answer
 
             def log_message(self, *_: Any) -> None:
                 pass
