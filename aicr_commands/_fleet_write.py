@@ -64,6 +64,9 @@ def refusal_item(context: str, rollout: str | None, err: AicrError, write_unansw
     """
     if err.code == Code.INTERRUPTED and not write_unanswered:
         return item(context, INTERRUPTED, rollout, None, f"not written: {_fleet.one_line(err, context)}")
+    if write_unanswered and rollout:
+        err = AicrError(err.code, f"{err.message}: check with kubectl aicr describe {rollout} --context {context}",
+                        err.details)
     if err.code == Code.ALREADY_APPROVED:
         word = ALREADY_APPROVED
     elif err.code in NOTHING_TO_DO:

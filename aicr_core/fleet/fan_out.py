@@ -369,7 +369,11 @@ class Fleet:
                     start_worker()  # the overdue one's worker is stuck: the others keep their turn
                     assert job.deadline is not None
                     job.deadline.expire()  # its sockets shut, its plugin killed, if the watchdog has not yet
-                    yield Outcome(job.context, error=job.deadline.expired(CLUSTER_CALLS))
+                    timeout = job.deadline.expired(CLUSTER_CALLS)
+                    if int(getattr(job.cluster, "writes_sent", 0)) > 0:
+                        timeout = AicrError(Code.TIMEOUT, f"{timeout.message}; a write it sent had no answer: it "
+                                            "may be stored")
+                    yield Outcome(job.context, error=timeout)
                 continue
             if isinstance(event, Outcome):
                 left -= 1
