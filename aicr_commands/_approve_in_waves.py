@@ -41,8 +41,9 @@ if TYPE_CHECKING:
 
 SUCCEEDED, NOT_STARTED = "succeeded", "not-started"
 # Why a wave whose clusters were all skipped stops the fleet (unless the file marks it optional).
-PROVED_NOTHING = ("every cluster was skipped (none has a rollout to the plan that was approved, followed or "
-                  "succeeded), so it proved nothing")
+PROVED_NOTHING = "every cluster was skipped, so it proved nothing"
+OPTIONAL_HINT = " (none had a rollout to the plan to approve, follow or see succeed; optional: true in the waves " \
+                "file lets such a wave pass)"
 PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollout is followed
 
 
@@ -108,8 +109,7 @@ class _Run:
                 why = self.stops_after(wave, members, failures)
                 if why:
                     yield self.progress(f"wave {wave.name}: {why}: the fleet stops; no later wave is approved"
-                                        + (" (optional: true in the waves file lets a wave with nothing to do "
-                                           "pass)" if why == PROVED_NOTHING else ""))
+                                        + (OPTIONAL_HINT if why == PROVED_NOTHING else ""))
                     self.explain_stop(wave, members, why)
                     stopped = True
                     break

@@ -190,52 +190,60 @@ def confirm(command: AicrCommand, question: str, stop: Interruption | None = Non
 # -- the command ---------------------------------------------------------------------------------------
 
 def fleet_write(command: AicrCommand, args: argparse.Namespace, action: str) -> Result:
-    """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite)."""
+    """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite).
+
+    A signal on the way (SIGINT, SIGTERM) is recorded, not raised: the result is printed all the same.
+    """
+    with interruption.deferred() as stop:
+        return interrupted_result(command, stop, write_across(command, args, action, stop))
+
+
+def write_across(command: AicrCommand, args: argparse.Namespace, action: str, stop: Interruption) -> Result:
+    """Pick the plan's rollout in each cluster, list, confirm, write; after a signal, nothing more is written."""
     verb = VERBS[action]
     check_inputs(args, verb)
     check_confirmation(args, verb)
     selection = fleet.Fleet.from_args(args)
-    with interruption.deferred() as stop:
-        picks = selection.run(lambda turn: pick(turn, args.plan))
-        items: dict[str, dict[str, Any]] = {}
-        to_write: list[tuple[str, api.Rollout]] = []
-        for outcome in picks:
-            if outcome.value is None:
-                items[outcome.context] = outcome_item(outcome, None)
-                continue
-            rollout = outcome.value.open
-            if rollout is None:
-                items[outcome.context] = item(outcome.context, SKIPPED, message=_fleet.no_open_rollout(args.plan))
-                continue
-            refusal = would_refuse(verb, args, rollout)
-            if refusal is not None:
-                items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal)
-            else:
-                to_write.append((outcome.context, rollout))
-        if to_write and not stop.requested:
-            write(command, "\n".join(listing_lines(verb, args.plan, to_write)) + "\n")
-            if dry_run(args) == "none" and not args.yes:
-                clusters = len(to_write)
-                if not confirm(command, f"{verb.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
-                                        f"{clusters} cluster{'s' * (clusters != 1)}?", stop) and not stop.requested:
-                    raise UsageError("not confirmed; nothing was written")
-        names = dict(to_write)
-        warnings: list[str] = []
-        if stop.requested:  # no write is sent after a signal
-            for context, rollout in to_write:
-                items[context] = item(context, INTERRUPTED, rollout.name, None,
-                                      f"not written: interrupted ({stop.name}) before its turn")
-            to_write = []
-        written = selection.run(lambda turn: write_one(command, args, verb, turn, names[turn.context].name),
-                                contexts=[context for context, _ in to_write])
-        for done in written:
-            if done.value is None:
-                items[done.context] = outcome_item(done, names[done.context].name)
-                continue
-            items[done.context], cluster_warnings = done.value
-            warnings += cluster_warnings
-        ordered = [items[context] for context in selection.contexts if context in items]
-        return interrupted_result(command, stop, fleet_result(command, ordered, warnings))
+    picks = selection.run(lambda turn: pick(turn, args.plan))
+    items: dict[str, dict[str, Any]] = {}
+    to_write: list[tuple[str, api.Rollout]] = []
+    for outcome in picks:
+        if outcome.value is None:
+            items[outcome.context] = outcome_item(outcome, None)
+            continue
+        rollout = outcome.value.open
+        if rollout is None:
+            items[outcome.context] = item(outcome.context, SKIPPED, message=_fleet.no_open_rollout(args.plan))
+            continue
+        refusal = would_refuse(verb, args, rollout)
+        if refusal is not None:
+            items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal)
+        else:
+            to_write.append((outcome.context, rollout))
+    if to_write and not stop.requested:
+        write(command, "\n".join(listing_lines(verb, args.plan, to_write)) + "\n")
+        if dry_run(args) == "none" and not args.yes:
+            clusters = len(to_write)
+            if not confirm(command, f"{verb.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
+                                    f"{clusters} cluster{'s' * (clusters != 1)}?", stop) and not stop.requested:
+                raise UsageError("not confirmed; nothing was written")
+    if stop.requested:  # no write is sent after a signal
+        for context, rollout in to_write:
+            items[context] = item(context, INTERRUPTED, rollout.name, None,
+                                  f"not written: interrupted ({stop.name}) before its turn")
+        to_write = []
+    names = dict(to_write)
+    warnings: list[str] = []
+    written = selection.run(lambda turn: write_one(command, args, verb, turn, names[turn.context].name),
+                            contexts=[context for context, _ in to_write])
+    for done in written:
+        if done.value is None:
+            items[done.context] = outcome_item(done, names[done.context].name)
+            continue
+        items[done.context], cluster_warnings = done.value
+        warnings += cluster_warnings
+    ordered = [items[context] for context in selection.contexts if context in items]
+    return fleet_result(command, ordered, warnings)
 
 
 def outcome_item(outcome: Outcome[Any], rollout: str | None) -> dict[str, Any]:
