@@ -162,6 +162,31 @@ def test_a_signal_while_a_clusters_plugin_sleeps_prints_every_cluster_and_writes
         compare(approver(fleet, context, names[context]), expected=None)
 
 
+@pytest.mark.parametrize("verb", ["revoke", "acknowledge"])
+def test_revoke_and_acknowledge_across_clusters_are_interrupted_alike(aicr: Aicr, fleet: Fleet, tmp_path: Path,
+                                                                      verb: str) -> None:
+    approved = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "CHG-26"}
+    digest, names = fleet.seed_plan(phase="AwaitingAcknowledgement", approval=approved,
+                                    awaiting_release="nvsentinel", message="waiting for acknowledgement")
+    kubeconfig, pid_file = sleeping_plugin_kubeconfig(fleet, tmp_path, SLOW)
+    reason = ("--reason", "CHG-26 stop") if verb == "revoke" else ()
+    with Running(aicr, kubeconfig, verb, "--all-contexts", "--plan", digest, *reason, "--yes", "-o", "json") as run:
+        ends = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < ends:
+            time.sleep(0.05)
+        time.sleep(1)
+        run.signal(signal.SIGTERM)
+        code, stdout, took = run.finish()
+    compare(code, expected=143, suffix=run.stderr)
+    assert took < 5, took
+    found = results(json.loads(stdout))
+    assert found.pop(DOWN) in ("failed", "interrupted"), stdout
+    compare(found, expected={c: "interrupted" for c in CONTEXTS})
+    for m in fleet.members:
+        spec = rollout_spec(m, names[m.context])
+        compare((spec.get("revocation"), spec.get("acknowledgements")), expected=(None, None))
+
+
 @pytest.mark.parametrize(("signum", "output"), [(signal.SIGINT, "json"), (signal.SIGTERM, "text")])
 def test_a_write_already_sent_finishes_and_no_new_one_is_sent(aicr: Aicr, fleet: Fleet, tmp_path: Path,
                                                               signum: int, output: str) -> None:

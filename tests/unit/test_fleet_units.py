@@ -245,6 +245,15 @@ def test_a_key_file_written_after_the_exits_clean_up_is_removed_too(tmp_path: Pa
 
 # -- interrupted (SIGINT, SIGTERM) ------------------------------------------------------------------------------
 
+@pytest.fixture(autouse=True)
+def handlers_back() -> Any:
+    """A signal leaves the fleet's handler in place (the command is printing); the test's process gets its own back."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
+
+
 class Session:
     """A stand-in session: what the fan-out reads of one (writes_sent) and sets (hold_writes)."""
 
