@@ -52,12 +52,19 @@ def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
     from aicr_core.fleet import waves_file
 
     plan = waves_file.load(args.waves)
+    waves_file.check_selectors(plan, fleet.from_profiles(args), args.waves)
     verb = VERBS["approve"]
     _fleet_write.check_inputs(args, verb)
-    assignment = waves_file.assign(plan, fleet.context_names(getattr(args, "kubeconfig", None)))
     _fleet_write.check_confirmation(args, verb)
+    if fleet.from_profiles(args):  # the hub is read here (a call): after every check that needs none
+        profiles = fleet.inventory(args)
+        assignment = waves_file.assign(plan, profiles.names, profiles.labels, kind="ClusterProfile",
+                                       among=profiles.among)
+    else:
+        profiles = None
+        assignment = waves_file.assign(plan, fleet.context_names(getattr(args, "kubeconfig", None)))
     contexts = [context for _, members in assignment for context in members]
-    run = _Run(command, args, plan, assignment, fleet.Fleet.from_args(args, contexts))
+    run = _Run(command, args, plan, assignment, fleet.Fleet.from_args(args, contexts, profiles))
     return Stream(run.events())
 
 

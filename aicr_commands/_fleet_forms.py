@@ -23,16 +23,18 @@ if TYPE_CHECKING:
     from aicr_core.session.kube import Cluster
 
 # What a per-cluster copy of the arguments must not carry: it is one cluster's command.
-_SINGLE = {"contexts": None, "all_contexts": False, "parallel": None, "plan": None, "waves": None, "yes": False}
+_SINGLE = {"contexts": None, "all_contexts": False, "parallel": None, "plan": None, "waves": None, "yes": False,
+           "cluster_profiles": False, "profile_namespace": None, "profile_selector": None,
+           "cluster_profile_providers": None}
 
 
 # -- which form -----------------------------------------------------------------------------------
 
 def read_form(args: argparse.Namespace) -> bool:
-    """list, version: across clusters with --contexts/--all-contexts; --parallel alone is [USAGE]."""
+    """list, version: across clusters with --contexts/--all-contexts/--cluster-profiles; --parallel alone is [USAGE]."""
     if not fleet.selected(args):
         if getattr(args, "parallel", None) is not None:
-            raise UsageError("--parallel needs --contexts or --all-contexts")
+            raise UsageError("--parallel needs --contexts, --all-contexts or --cluster-profiles")
         return False
     fleet.check_selection(args)
     return True
@@ -50,7 +52,8 @@ def plan_form(args: argparse.Namespace, command: str, target: str | None) -> boo
             raise UsageError(f"{given[0]} needs --plan DIGEST in place of ROLLOUT")
         raise UsageError("the following arguments are required: ROLLOUT")
     if not fleet.selected(args):
-        choices = "--contexts, --all-contexts or --waves" if hasattr(args, "waves") else "--contexts or --all-contexts"
+        choices = ("--contexts, --all-contexts, --cluster-profiles or --waves" if hasattr(args, "waves")
+                   else "--contexts, --all-contexts or --cluster-profiles")
         raise UsageError(f"--plan needs {choices}: it picks the rollout per cluster")
     fleet.check_selection(args)
     return True

@@ -3,13 +3,20 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import BoolFlag
 from aicr_core.framework.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core.framework.completion import Candidates
+
+SUBCOMMANDS = ("check", "validate", "test")
 
 
 class Policy(AicrCommand):
@@ -35,6 +42,19 @@ class Policy(AicrCommand):
       Checks an ApprovalPolicy file against the schema and the installed
       policies, as every write would: exit 0 when it is valid, else
       [POLICY_ERROR] with the key path and what is wrong for each problem.
+
+    policy test [PATH ...] [--case PATTERN] [--fail-only]
+      Runs a policy file's test suite offline (no kubeconfig, no cluster):
+      the test files given, or found under the folders given (default .) as
+      *.aicr-test.yaml. Each case (a fixture rollout, action, user, groups,
+      reason, expiry, overrides and instant) is decided exactly as policy
+      check decides it, with the installed policies, and compared with its
+      expectations. One PASS or FAIL line a case, then N passed, N failed;
+      exit 1 when any case failed or could not be decided, [USAGE] for a
+      test file that is not valid (its key path named). --case runs the
+      cases whose name matches a shell-style glob; --fail-only shows the
+      failing ones only. -o json|yaml: a PolicyTestReport; -o junit: JUnit
+      XML for CI.
     """
 
     uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
@@ -42,16 +62,34 @@ class Policy(AicrCommand):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         from aicr_core.domain.operator_api import ACTION_NAMES  # the names of the actions, spelled once
 
-        parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
-                            help="check a rollout, or validate a policy file")
-        parser.add_argument("target", metavar="ROLLOUT|FILE", nargs="?",
-                            help="check: the rollout; validate: the file")
+        subcommand = parser.add_argument("subcommand", metavar="check|validate|test", choices=SUBCOMMANDS,
+                                         help="check a rollout, validate a policy file, or run test files")
+        subcommand.completer = lambda prefix, **_: [s for s in SUBCOMMANDS if s.startswith(prefix)]  # type: ignore[attr-defined]
+        target = parser.add_argument("target", metavar="ROLLOUT|FILE|PATH", nargs="?",
+                                     help="check: the rollout; validate: the file; test: a test file or folder")
+        target.completer = complete_target  # type: ignore[attr-defined]
+        paths = parser.add_argument("paths", metavar="PATH", nargs="*", help="test: more test files or folders")
+        paths.completer = complete_target  # type: ignore[attr-defined]
         parser.add_argument("--action", choices=ACTION_NAMES, default="approve",
                             help="policy check: the command to check (default: %(default)s)")
+        case = parser.add_argument("--case", metavar="PATTERN",
+                                   help="policy test: only the cases whose name matches this shell-style glob")
+        case.completer = complete_cases  # type: ignore[attr-defined]
+        parser.add_argument("--fail-only", action=BoolFlag,
+                            help="policy test: show only the failing cases (and the summary)")
         fleet.add_selection_flags(parser)
         fleet.add_plan_flags(parser, _fleet.complete_plans, yes=False)
 
+    def result_kinds(self, parsed_args: argparse.Namespace) -> tuple[str, ...] | None:
+        return ("PolicyTestReport",) if parsed_args.subcommand == "test" else None
+
     def take_action(self, args: argparse.Namespace) -> Result:
+        if args.subcommand == "test":
+            fleet.refuse_fleet_flags(args, "policy test")
+            return run_tests([*([args.target] if args.target is not None else []), *args.paths], args.case,
+                             args.fail_only, args.operator_namespace)
+        if args.paths:
+            raise UsageError(f"unrecognized arguments: {' '.join(args.paths)}")
         if args.subcommand == "validate":
             fleet.refuse_fleet_flags(args, "policy validate")
             if args.target is None:
@@ -77,6 +115,62 @@ class Policy(AicrCommand):
 
         return _fleet.gathered(self, _fleet.read(self, args, single), "PolicyDecisionList",
                                items_of=_fleet.whole_document)
+
+
+def run_tests(paths: list[str], pattern: str | None, fail_only: bool, operator_namespace: str) -> Result:
+    """`policy test`: every test file checked first (one that is not valid is USAGE before any case
+    runs), then the selected cases run, file by file, in order."""
+    from aicr_core.domain import policy_test_files, policy_tests
+
+    test_files = [policy_test_files.load_test_file(path) for path in policy_test_files.find_test_files(paths)]
+    selected = [(test_file, policy_tests.select(test_file.cases, pattern)) for test_file in test_files]
+    if not any(cases for _, cases in selected):
+        raise UsageError(f"no case matches --case {pattern!r}" if pattern is not None else "no case to run")
+    runner = policy_tests.Runner(operator_namespace)
+    results = [result for test_file, cases in selected if cases for result in runner.run(test_file, cases)]
+    failed = sum(not r.passed for r in results)
+    return Result("PolicyTestReport", {"items": [r.document() for r in results], "passed": len(results) - failed,
+                                       "failed": failed, "failOnly": fail_only},
+                  exit_code=1 if failed else 0)
+
+
+def complete_target(prefix: str, parsed_args: argparse.Namespace, **_: object) -> Candidates:
+    """validate: a file; test: files and folders (the shell completes them); check: nothing here."""
+    from aicr_core.framework.completion import DEFAULT, NO_FILES, Candidates
+
+    return Candidates(directive=DEFAULT if getattr(parsed_args, "subcommand", None) in ("validate", "test")
+                      else NO_FILES)
+
+
+def complete_cases(prefix: str, parsed_args: argparse.Namespace, **_: object) -> Candidates:
+    """--case: the case names of the test files under the paths given so far (else .), as globs that
+    match them exactly (a space as `?`, which a shell word can hold unquoted; the name as written in the
+    description then)."""
+    from aicr_core.domain import policy_test_files
+    from aicr_core.framework.completion import NO_FILES, Candidates
+
+    given = [p for p in [getattr(parsed_args, "target", None), *(getattr(parsed_args, "paths", None) or [])]
+             if isinstance(p, str)]
+    words: list[str] = []
+    try:
+        files = policy_test_files.find_test_files(given)
+    except AicrError:
+        return Candidates(directive=NO_FILES)
+    for path in files:
+        try:
+            test_file = policy_test_files.load_test_file(path)
+        except AicrError:
+            continue
+        for case in test_file.cases:
+            word = glob_of(case.name)  # the name itself, when it holds no whitespace or glob character
+            words.append(f"{word}\t{path}" if word == case.name else f"{word}\t{case.name} ({path})")
+    return Candidates(list(dict.fromkeys(words)), NO_FILES)
+
+
+def glob_of(name: str) -> str:
+    """A shell-style glob that matches `name` only, written without whitespace."""
+    special = {"*": "[*]", "?": "[?]", "[": "[[]"}
+    return "".join("?" if c.isspace() else special.get(c, c) for c in name)
 
 
 def validate(path: str) -> Result:

@@ -36,7 +36,7 @@ from aicr_core.errors import AicrError, Code
 from aicr_core.session import bounded_json
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
-from aicr_core.session.kubeconfig import Settings, first_line, load_settings
+from aicr_core.session.kubeconfig import Settings, entry_settings, first_line, load_settings
 
 if TYPE_CHECKING:
     from aicr_core.session.identity import Identity
@@ -417,10 +417,22 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
     """Load credentials as kubectl does and return a session; KUBECONFIG errors on any failure."""
     deadline = deadline or Deadline()
     overrides = overrides or Overrides(context=context)
+    return _connect(lambda: load_settings(kubeconfig, overrides, deadline), deadline)
+
+
+def connect_entries(cluster: Mapping[str, Any], user: Mapping[str, Any], source: str, deadline: Deadline, *,
+                    overrides: Overrides | None = None) -> Cluster:
+    """A session for a cluster and a user given as kubeconfig entries (a ClusterProfile's access provider),
+    loaded as a context's would be; `source` names them in messages."""
+    overrides = overrides or Overrides()
+    return _connect(lambda: entry_settings(cluster, user, overrides, deadline, source), deadline)
+
+
+def _connect(load: Callable[[], Settings], deadline: Deadline) -> Cluster:
     # kubectl says nothing about an insecure cluster on every request; neither do we.
     warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
     client_errors = _ClientErrors.install()
-    settings = load_settings(kubeconfig, overrides, deadline)
+    settings = load()
     if client_errors.messages:  # the client logs some failures (an auth provider's) and goes on regardless
         raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {client_errors.messages[0]}")
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import testbed
-from support.fleet_planes import Fleet, started_fleet
+from support.fleet_planes import Fleet, three_planes
 
 HERE = Path(__file__).resolve().parent
 
@@ -20,6 +20,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def fleet(plane: testbed.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    """The session's control plane and two more, as a fleet (support/fleet_planes.py); started once a session,
-    for the fleet's modules (test_fleet.py, test_fleet_interrupted.py)."""
-    yield from started_fleet(plane, tmp_path_factory.mktemp("fleet"))
+    """Three planes (the session's and two more) and a kubeconfig naming them and a down one: the fleet's
+    tests share them (contexts and ClusterProfiles), so the two more start once a session."""
+    yield from three_planes(plane, tmp_path_factory.mktemp("fleet"))

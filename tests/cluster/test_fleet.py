@@ -1,8 +1,8 @@
 """The fleet end to end: three real control planes at once (each its own etcd, CA and users), one
 kubeconfig with a context per cluster plus one whose server is down, and the real `kubectl aicr`.
 
-The planes, the kubeconfig and the operator's stand-in are support/fleet_planes.py's (the `fleet`
-fixture is the session's: tests/cluster/conftest.py).
+The planes, the kubeconfig and the operator's part are `support.fleet_planes` (the session fixture
+`fleet`, shared with the ClusterProfile tests).
 """
 from __future__ import annotations
 
@@ -27,18 +27,11 @@ from support.fleet_planes import (
     end,
     results,
     rollout_spec,
+    rss_kib,
     set_ready,
     waves_file,
 )
 from support.harness import Aicr, aicr_env
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
 
 # -- the planes ------------------------------------------------------------------------------------------
 

@@ -1,9 +1,10 @@
-"""Three real control planes as a fleet (each its own etcd, CA and users), one kubeconfig with a context per
-cluster plus one whose server is down, and what the fleet's tests do as the AICR operator.
+"""Three real control planes as one fleet (each its own etcd, CA and users), a kubeconfig naming them and a
+down one, and what the fleet's tests do as the AICR operator (end rollouts, report Ready).
 
-The `fleet` fixture (tests/cluster/conftest.py) starts the two planes beyond the session's own once per
-test session. The helpers act as the AICR operator where one is needed: they write rollout and
-ClusterRuntime status through the status subresource as the operator's user (`Operator`, `set_ready`).
+`three_planes` starts them; tests/cluster/conftest.py makes them one session fixture, `fleet`,
+shared by the fleet's tests (contexts, ClusterProfiles). The test acts as the AICR operator where
+one is needed: it writes rollout and ClusterRuntime status through the status subresource as the
+operator's user (`Operator`, `set_ready`).
 """
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ class Fleet:
         """A new plan with an open rollout to it in every live cluster: (digest, {context: rollout name})."""
         digest = testbed.random_digest()
         return digest, {m.context: m.seed.rollout(to=digest, **rollout) for m in self.members}
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
 
 
 def rollout_spec(member: Member, name: str) -> dict[str, Any]:
@@ -111,7 +119,7 @@ def results(document: dict[str, Any]) -> dict[str, str]:
     return {i["context"]: i["result"] for i in document["items"]}
 
 
-def started_fleet(plane: testbed.ControlPlane, directory: Path) -> Iterator[Fleet]:
+def three_planes(plane: testbed.ControlPlane, folder: Path) -> Iterator[Fleet]:
     """The session's control plane and two more started here, and a kubeconfig naming the three and a down one."""
     # One after the other, on this thread: a plane's processes die with the thread that started them
     # (PR_SET_PDEATHSIG is per thread), so a pool's worker cannot start them.
@@ -132,7 +140,7 @@ def started_fleet(plane: testbed.ControlPlane, directory: Path) -> Iterator[Flee
         clusters.append({"name": DOWN, "cluster": {"server": f"https://127.0.0.1:{testbed.free_port()}",
                                                    "certificate-authority-data": testbed.b64(plane.server_ca_pem)}})
         contexts.append({"name": DOWN, "context": {"cluster": DOWN, "user": f"alice-{CONTEXTS[0]}"}})
-        path = directory / "kubeconfig"
+        path = folder / "kubeconfig"
         path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": clusters, "users": users,
                                     "contexts": contexts, "current-context": CONTEXTS[0]}))
         path.chmod(0o600)
