@@ -66,20 +66,21 @@ _MODULES: dict[str, tuple[str, ...]] = {
                                "Revocation", "Rollout", "Step", "short_digest"),
     "aicr_core.errors": ("AicrError", "Code", "UsageError"),
 }
-# Names plugin authors know that now have a better one: the alias and what it names.
+# Names plugin authors know that now have a better one: the alias and the name it stands for (same module).
 _ALIASES = {"Cluster": "KubeSession"}  # a session with one API server (kube.KubeSession)
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
+_WHERE.update({alias: _WHERE[name] for alias, name in _ALIASES.items()})
 
-__all__ = sorted([*_WHERE, *_ALIASES])
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _ALIASES:
-        value = globals()[name] = __getattr__(_ALIASES[name])
-        return value
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(_WHERE[name])
+    if name in _ALIASES:
+        value = globals()[name] = getattr(module, _ALIASES[name])
+        return value
     value = getattr(module, name, None) or importlib.import_module(f"{_WHERE[name]}.{name}")  # a name or a module
     globals()[name] = value  # the next lookup is an ordinary attribute
     return value
