@@ -18,8 +18,8 @@ from aicr_core import testing as kit
 from aicr_core.domain import operator_api as api
 from aicr_core.domain import rollouts
 from aicr_core.domain.actions import APPROVE
-from aicr_core.domain.write_decision import decide_write
 from aicr_core.domain.hookspecs import PolicyContext
+from aicr_core.domain.write_decision import decide_write
 from aicr_core.errors import AicrError, Code
 from aicr_core.framework.app import CLEAR_SCREEN, AicrApp
 from aicr_core.framework.result import Progress, Result, Stream
