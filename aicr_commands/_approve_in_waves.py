@@ -262,7 +262,7 @@ def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
     from aicr_core.session.watch import follow
 
     told: set[str] = set()
-    for obj in follow(turn.cluster, api.rollouts_path(), rollout.name, f"rollout {rollout.name}"):
+    for obj in follow(turn.session, api.rollouts_path(), rollout.name, f"rollout {rollout.name}"):
         current = api.parse_rollout(obj, records=False)
         if current.ended:
             return current.outcome or "with no outcome"
@@ -279,7 +279,7 @@ def runtime_ready(turn: Turn) -> str:
     from aicr_core.domain import operator_api as api
     from aicr_core.domain.rollouts import get_object
 
-    runtime = get_object(turn.cluster, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
+    runtime = get_object(turn.session, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
     status: dict[str, Any] = runtime["status"] if isinstance(runtime.get("status"), dict) else {}
     conditions: list[Any] = status["conditions"] if isinstance(status.get("conditions"), list) else []
     ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)

@@ -81,7 +81,7 @@ def run_single(command: AicrCommand, args: argparse.Namespace, turn: Turn, **cha
     take_action_on = getattr(one, "take_action_on", None)
     if take_action_on is None:
         raise AicrError(Code.INTERNAL, f"{type(command).__name__} has no single-cluster body (take_action_on)")
-    result = take_action_on(cluster_args(args, turn, **changes), turn.cluster)
+    result = take_action_on(cluster_args(args, turn, **changes), turn.session)
     if not isinstance(result, Result):
         raise AicrError(Code.INTERNAL, f"{type(command).__name__} returned no Result across clusters")
     warnings = tuple(f"context {turn.context}: {w}" for w in (*app.warnings, *result.warnings))

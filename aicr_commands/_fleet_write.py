@@ -93,7 +93,7 @@ class Pick:
 
 
 def pick(turn: Turn, digest: str) -> Pick:
-    rollouts = _fleet.plan_rollouts(turn.cluster, digest)
+    rollouts = _fleet.plan_rollouts(turn.session, digest)
     return Pick(rollouts, _fleet.open_rollout(rollouts, digest))
 
 
@@ -116,7 +116,7 @@ def write_one(command: AicrCommand, args: argparse.Namespace, action: Action, tu
 
     try:
         request = _rollouts.write_request(_fleet.cluster_args(args, turn, rollout=rollout), action, rollout)
-        written = write(turn.cluster, request)
+        written = write(turn.session, request)
     except AicrError as err:
         if err.code is Code.USAGE:  # the command's usage error (the fleet re-raises it), not this rollout's refusal
             raise

@@ -78,7 +78,7 @@ class Policy(AicrCommand):
         check_request(args, "")  # the flags' bounds and --policy-file's path fail before any cluster is asked
 
         def single(turn: fleet.Turn) -> Result:
-            rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.cluster, args.plan), args.plan)
+            rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.session, args.plan), args.plan)
             if rollout is None:
                 raise AicrError(Code.NOT_FOUND, _fleet.no_open_rollout(args.plan))
             return _fleet.run_single(self, args, turn, target=rollout.name)

@@ -215,7 +215,7 @@ class Turn:
     """What a cluster's work gets: its context, its session (deadline included), and a way to report progress."""
 
     context: str
-    cluster: KubeSession
+    session: KubeSession
     note: Callable[[str], None]
 
 
