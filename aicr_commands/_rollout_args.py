@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from aicr_core.errors import AicrError, UsageError
 
 if TYPE_CHECKING:
-
     from aicr_core.domain import operator_api as api  # imported when a command runs, so `help` stays fast
     from aicr_core.domain.actions import Action
     from aicr_core.domain.rollout_write import WriteRequest
