@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from aicr_core.fleet.cluster_profiles import Inventory
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
     from aicr_core.session.kubeconfig import Settings
 
 T = TypeVar("T")
@@ -259,7 +259,7 @@ class Turn:
     """What a cluster's work gets: its context, its session (deadline included), and a way to report progress."""
 
     context: str
-    cluster: Cluster
+    session: KubeSession
     note: Callable[[str], None]
 
 
@@ -317,7 +317,7 @@ class Fleet:
         figure = kube.command_deadline(self.overrides).seconds if seconds is None else (seconds or math.inf)
         return Deadline(figure, name=f"context {context}" if context else "")
 
-    def session(self, context: str, deadline: Deadline) -> Cluster:
+    def session(self, context: str, deadline: Deadline) -> KubeSession:
         """A session with `context`'s own kubeconfig entry; its credentials are loaded once per command."""
         from aicr_core.session import kube
 
@@ -332,7 +332,7 @@ class Fleet:
             with self._lock:
                 self._settings[context] = cluster.settings
             return cluster
-        return kube.Cluster(settings, deadline)
+        return kube.KubeSession(settings, deadline)
 
     def run(self, work: Callable[[Turn], T], contexts: Sequence[str] | None = None,
             seconds: Callable[[str], float | None] | None = None) -> list[Outcome[T]]:
