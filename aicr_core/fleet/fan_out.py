@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from aicr_core.framework.interruption import Interruption
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
     from aicr_core.session.kubeconfig import Settings
 
 T = TypeVar("T")
@@ -272,7 +272,7 @@ class Turn:
     """What a cluster's work gets: its context, its session (deadline included), and a way to report progress."""
 
     context: str
-    cluster: Cluster
+    session: KubeSession
     note: Callable[[str], None]
 
 
@@ -283,7 +283,7 @@ class _Job(Generic[T]):
     seconds: float | None
     started: float | None = None
     deadline: Deadline | None = None
-    cluster: Any = None  # its session, once made: how many writes it has sent (writes_sent)
+    session: Any = None  # its session, once made: how many writes it has sent (writes_sent)
     done: bool = False
 
 
@@ -331,7 +331,7 @@ class Fleet:
         figure = kube.command_deadline(self.overrides).seconds if seconds is None else (seconds or math.inf)
         return Deadline(figure, name=f"context {context}" if context else "")
 
-    def session(self, context: str, deadline: Deadline) -> Cluster:
+    def session(self, context: str, deadline: Deadline) -> KubeSession:
         """A session with `context`'s own kubeconfig entry; its credentials are loaded once per command."""
         from aicr_core.session import kube
 
@@ -346,7 +346,7 @@ class Fleet:
             with self._lock:
                 self._settings[context] = cluster.settings
             return cluster
-        return kube.Cluster(settings, deadline)
+        return kube.KubeSession(settings, deadline)
 
     def run(self, work: Callable[[Turn], T], contexts: Sequence[str] | None = None,
             seconds: Callable[[str], float | None] | None = None) -> list[Outcome[T]]:
@@ -428,7 +428,7 @@ class Fleet:
                     assert job.deadline is not None
                     job.deadline.expire()  # its sockets shut, its plugin killed, if the watchdog has not yet
                     timeout = job.deadline.expired(CLUSTER_CALLS)
-                    if int(getattr(job.cluster, "writes_sent", 0)) > 0:
+                    if int(getattr(job.session, "writes_sent", 0)) > 0:
                         timeout = AicrError(Code.TIMEOUT, f"{timeout.message}; a write it sent had no answer: it "
                                             "may be stored")
                     yield Outcome(job.context, error=timeout)
@@ -455,7 +455,7 @@ class Fleet:
                 left.append(Outcome(job.context, error=AicrError(
                     Code.INTERRUPTED, f"interrupted ({stop.name}) before its turn")))
             for job in list(running):
-                sent = int(getattr(job.cluster, "writes_sent", 0)) > 0
+                sent = int(getattr(job.session, "writes_sent", 0)) > 0
                 if sent and not stop.hurried:
                     continue  # its write is on the wire (or answered): it finishes, bounded by its deadline
                 job.done = True
@@ -496,11 +496,11 @@ class Fleet:
 
         try:
             with deadline.enforced(CLUSTER_CALLS):
-                cluster = self.session(job.context, deadline)
-                if stop is not None and hasattr(cluster, "hold_writes"):
-                    cluster.hold_writes = lambda: stop.requested
-                job.cluster = cluster
-                return Outcome(job.context, value=job.work(Turn(job.context, cluster, note)))
+                session = self.session(job.context, deadline)
+                if stop is not None and hasattr(session, "hold_writes"):
+                    session.hold_writes = lambda: stop.requested
+                job.session = session
+                return Outcome(job.context, value=job.work(Turn(job.context, session, note)))
         except AicrError as err:
             return Outcome(job.context, error=err)
         except Exception as err:  # noqa: BLE001 - one cluster's bug is that cluster's error, not the fleet's end

@@ -288,9 +288,9 @@ def held_turn(sends_a_write: bool) -> tuple[Any, threading.Event, threading.Even
     def work(turn: fleet.Turn) -> str:
         if turn.context != "a":
             return "ran"
-        sessions.append(turn.cluster)
+        sessions.append(turn.session)
         if sends_a_write:
-            turn.cluster.writes_sent = 1
+            turn.session.writes_sent = 1
         started.set()
         release.wait(10)
         return "written" if sends_a_write else "read"
