@@ -32,7 +32,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, shown
 from aicr_core.session import bounded_json
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
@@ -62,7 +62,7 @@ class KubeSession:
         try:
             self.api = ApiClient(configuration=settings.configuration)
         except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
-            raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {settings.configuration.proxy!r} "
+            raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {shown(settings.configuration.proxy)} "
                             f"is not a URL: {first_line(str(err))}") from None
         _watch_connections(self.api.rest_client.pool_manager)
         self.deadline = deadline
@@ -310,7 +310,7 @@ def _trace(method: str, path: str) -> None:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{method} {path}\n")
         except OSError as err:
-            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={log!r} cannot be written to: "
+            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={shown(log)} cannot be written to: "
                             f"{err.strerror or err} (name a file in a folder that exists)") from None
 
 

@@ -34,12 +34,16 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader
 
-from aicr_core.errors import AicrError, Code
-from aicr_core.session import bounded_json, private_temp
+from aicr_core.errors import AicrError, Code, shown, shown_argument
+from aicr_core.session import bounded_json, bounded_yaml, private_temp
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Alarm, Deadline
 
 ITEMS = ("clusters", "contexts", "users")
+# A credentials plugin's stdout and stderr, each: a real ExecCredential is a few KiB (a certificate and its
+# key, or a token); beyond this the plugin is killed and the command fails (docs/sessions.md).
+MAX_OUTPUT_BYTES = 1 << 20
+MAX_QUOTED_CHARS = 1000  # of a plugin's stderr (or any text of it) quoted in an error
 
 
 class Impersonation(NamedTuple):
@@ -88,7 +92,8 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
     if context_name:
         found = _named(merged, "contexts", context_name)
         if found is None:
-            raise AicrError(Code.KUBECONFIG, f'context "{context_name}" not found in the kubeconfig ({source})')
+            raise AicrError(Code.KUBECONFIG, f'context "{shown_argument(context_name)}" not found in the '
+                            f'kubeconfig ({source})')
         context = _mapping(found.value.get("context"), f"context {context_name}")
     elif not files and not overrides.server:
         raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
@@ -141,12 +146,20 @@ def _settings(cluster: ConfigNode, user: ConfigNode, overrides: Overrides, deadl
 def _files(kubeconfig: str | None) -> tuple[list[tuple[Path, dict[str, Any]]], str]:
     if kubeconfig:
         path = Path(kubeconfig).expanduser()
-        if not path.is_file():
-            raise AicrError(Code.KUBECONFIG, f"kubeconfig {kubeconfig} does not exist or is not a file")
-        return [(path, _read(path))], kubeconfig
+        if not _is_file(path):
+            raise AicrError(Code.KUBECONFIG, f"kubeconfig {shown_argument(kubeconfig)} does not exist or is not a "
+                            "file")
+        return [(path, _read(path))], shown_argument(kubeconfig)
     listed = os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION
     paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
-    return [(p, _read(p)) for p in paths if p.is_file()], listed
+    return [(p, _read(p)) for p in paths if _is_file(p)], shown_argument(listed, 200)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long, say: no file, as kubectl sees it
+        return False
 
 
 # Parsed kubeconfig files by (path, device, inode, size, mtime): a command across 50 contexts of one
@@ -173,8 +186,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _parse(path: Path) -> dict[str, Any]:
     try:
-        # libyaml's safe loader when PyYAML has it: ten times the pure-Python one, same documents.
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        doc = bounded_yaml.load(path.read_text(encoding="utf-8"))  # an anchor bomb is refused, not expanded
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {first_line(str(err))}") from None
     if doc is None:
@@ -213,7 +225,8 @@ def _pick(merged: Mapping[str, Any], item: str, name: Any, what: str) -> ConfigN
         return ConfigNode(f"{item}[none]", {}, None)
     found = _named(merged, item, str(name))
     if found is None:
-        raise AicrError(Code.KUBECONFIG, f'{what} "{name}" not found in the kubeconfig')
+        raise AicrError(Code.KUBECONFIG, f'{what} "{shown_argument(name) if isinstance(name, str) else shown(name)}" '
+                        "not found in the kubeconfig")
     return ConfigNode(found.name, dict(found.value), found.path)
 
 
@@ -254,7 +267,7 @@ def _server_url(server: str) -> str:
     url = server if "://" in server else f"https://{server}"
     scheme, _, rest = url.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.strip("/"):
-        raise AicrError(Code.KUBECONFIG, f"server {server!r} is not an http(s) URL")
+        raise AicrError(Code.KUBECONFIG, f"server {shown(server)} is not an http(s) URL")
     return url
 
 
@@ -290,6 +303,11 @@ def _impersonation(user: Mapping[str, Any], o: Overrides) -> Impersonation:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def quoted(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """Another program's text (a plugin's stderr) for a message: at most `limit` characters, cut with `...`."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def first_line(text: str) -> str:
@@ -371,13 +389,19 @@ class _BoundedExec(ExecProvider):
         try:
             process = subprocess.Popen(
                 self.args, stdout=subprocess.PIPE, stderr=None if interactive else subprocess.PIPE,
-                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env, text=True,
+                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
                 start_new_session=not interactive)  # its own group, so that killing it kills its children
         except OSError as err:
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {err}") from None
         try:
             with self.deadline.watching_process(process):  # on any thread: killed, group and all, at the deadline
-                stdout, stderr = process.communicate(timeout=timeout)
+                outputs = read_bounded(process, MAX_OUTPUT_BYTES, timeout)
+                process.wait(timeout=timeout)  # its pipes are closed: it is ending (the watchdog kills it otherwise)
+        except OutputTooLarge as err:
+            _kill(process, interactive)
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin {self.name} failed: credential plugin output too "
+                            f"large (more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB on its {err.stream}); it was "
+                            "stopped") from None
         except (subprocess.TimeoutExpired, Alarm):
             _kill(process, interactive)
             raise self.deadline.expired(f'the credentials plugin "{command}"') from None
@@ -386,8 +410,9 @@ class _BoundedExec(ExecProvider):
             raise
         if self.deadline.fired:
             raise self.deadline.expired(f'the credentials plugin "{command}"')
+        stdout, stderr = (part.decode("utf-8", "replace") for part in outputs)
         if process.returncode != 0:
-            detail = first_line(stderr or "") if stderr and stderr.strip() else ""
+            detail = quoted(first_line(stderr)) if stderr.strip() else ""
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: exec: process returned "
                             f"{process.returncode}" + (f". {detail}" if detail else ""))
         try:
@@ -401,9 +426,54 @@ class _BoundedExec(ExecProvider):
             raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its output is no ExecCredential")
         if data.get("apiVersion") != self.api_version:
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: it answered apiVersion "
-                            f"{data.get('apiVersion')!r}, not {self.api_version!r}")
+                            f"{shown(data.get('apiVersion'))}, not {shown(self.api_version)}")
         status: dict[str, Any] = data["status"]
         return status
+
+
+class OutputTooLarge(Exception):
+    """A process wrote more than the limit to one of its pipes (`stream`: stdout or stderr)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.stream = stream
+
+
+def read_bounded(process: subprocess.Popen[bytes], limit: int, timeout: float | None) -> tuple[bytes, bytes]:
+    """All a process writes to its stdout and stderr pipes (those it has) up to their end, as communicate(),
+    but OutputTooLarge as soon as one passes `limit` bytes (the caller kills it) and TimeoutExpired when
+    `timeout` seconds pass first. A plugin that wrote for ever took 4.9 GB in 9 s (issue 23).
+
+    The pipes are closed on the way out: a process still writing then gets SIGPIPE.
+    """
+    import selectors
+    import time
+
+    ends = None if timeout is None else time.monotonic() + timeout
+    named = [(name, pipe) for name, pipe in (("stdout", process.stdout), ("stderr", process.stderr)) if pipe]
+    read = {pipe.fileno(): bytearray() for _, pipe in named}
+    names = {pipe.fileno(): name for name, pipe in named}
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in read:
+                selector.register(fd, selectors.EVENT_READ)
+            while selector.get_map():
+                left = None if ends is None else ends - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(process.args, timeout or 0)
+                for key, _ in selector.select(left):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                    elif len(read[key.fd]) + len(chunk) > limit:
+                        raise OutputTooLarge(names[key.fd])
+                    else:
+                        read[key.fd] += chunk
+        by_name = {names[fd]: bytes(data) for fd, data in read.items()}
+        return by_name.get("stdout", b""), by_name.get("stderr", b"")
+    finally:
+        for _, pipe in named:
+            pipe.close()
 
 
 EXEC_EXTENSION = "client.authentication.k8s.io/exec"
@@ -439,7 +509,7 @@ def exec_cluster(cluster: Mapping[str, Any], base_path: str | None = None) -> di
     return info
 
 
-def _kill(process: subprocess.Popen[str], interactive: bool) -> None:
+def _kill(process: subprocess.Popen[bytes], interactive: bool) -> None:
     try:
         if interactive:
             process.kill()
