@@ -310,7 +310,7 @@ def _trace(method: str, path: str) -> None:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{method} {path}\n")
         except OSError as err:
-            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={shown(log)} cannot be written to: "
+            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={shown(log, 4096)} cannot be written to: "
                             f"{err.strerror or err} (name a file in a folder that exists)") from None
 
 
