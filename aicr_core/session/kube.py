@@ -14,6 +14,7 @@ several `Impersonate-Group` headers nor any impersonation at all.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import os
@@ -29,11 +30,12 @@ from typing import TYPE_CHECKING, Any
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+from kubernetes.client.rest import RESTResponse
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 
 from aicr_core.errors import AicrError, Code
-from aicr_core.session import bounded_json
+from aicr_core.session import bounded_json, tls_contexts
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
 from aicr_core.session.kubeconfig import Settings, first_line, load_settings
@@ -59,12 +61,7 @@ class Cluster:
 
     def __init__(self, settings: Settings, deadline: Deadline) -> None:
         self.settings = settings
-        try:
-            self.api = ApiClient(configuration=settings.configuration)
-        except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
-            raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {settings.configuration.proxy!r} "
-                            f"is not a URL: {first_line(str(err))}") from None
-        _watch_connections(self.api.rest_client.pool_manager)
+        self.api = _client(settings)
         self.deadline = deadline
 
     # -- requests ---------------------------------------------------------------------------------
@@ -207,31 +204,34 @@ class Cluster:
                 headers.add(name, header_value(name, value))
             if stream:
                 idle = read_timeout if timeout is None else min(timeout, read_timeout or math.inf)
-                request_timeout: Any = (timeout, idle)
+                request_timeout: Any = urllib3.Timeout(connect=timeout, read=idle)
             else:
-                request_timeout = timeout
+                request_timeout = urllib3.Timeout(total=timeout) if timeout else None
             try:
-                response = self.api.rest_client.request(method, url, headers=headers, body=body,
-                                                        _request_timeout=request_timeout)
-            except ApiException as err:  # the client reports TLS failures as status 0
-                raise api_error(err) from None
+                # The pool manager itself (what the Kubernetes client's request method calls, minus its
+                # per-request overhead): JSON bodies, no retry, no redirect followed.
+                response = self.api.rest_client.pool_manager.urlopen(
+                    method, url, body=None if body is None else json.dumps(body), headers=headers,
+                    timeout=request_timeout, preload_content=False, redirect=False)
+            except urllib3.exceptions.SSLError as err:  # as the client reports TLS failures: status 0
+                raise api_error(ApiException(status=0, reason=f"{type(err).__name__}\n{err}")) from None
             except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
                 raise transport_error(err, self.deadline) from None
-        raw = response.response
         if 300 <= response.status < 400:  # the client follows no redirect, and an API server sends none
-            raw.close()
-            location = first_line(str(raw.headers.get("Location") or "")) or "nowhere"
+            response.close()
+            location = first_line(str(response.headers.get("Location") or "")) or "nowhere"
             raise AicrError(Code.UNAVAILABLE, f"{method} {path}: the server answered HTTP {response.status} "
                             f"(a redirect to {location[:200]}), which no API server sends; "
                             "is the server address right?")
         if response.status >= 400:
+            failure = RESTResponse(response)
             try:
                 with self.deadline.enforced():
-                    response.data = read_body(raw, f"{method} {path}", MAX_ERROR_BYTES, truncate=True)
+                    failure.data = read_body(response, f"{method} {path}", MAX_ERROR_BYTES, truncate=True)
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 raise transport_error(err, self.deadline) from None
-            raise api_error(ApiException(http_resp=response))
-        return raw
+            raise api_error(ApiException(http_resp=failure))
+        return response
 
 
 def header_value(name: str, value: str) -> str:
@@ -328,6 +328,11 @@ class _WatchedConnection:
         self._aicr_attach(Deadline.current())
         return sock
 
+    def connect(self) -> None:
+        if getattr(self, "ssl_context", False) is None:  # HTTPS, and urllib3 would make a TLS context for it
+            tls_contexts.share(self)
+        super().connect()  # type: ignore[misc]
+
     def _aicr_attach(self, deadline: Deadline | None) -> None:
         if deadline is not self._aicr_deadline:
             self._aicr_detach()
@@ -420,6 +425,27 @@ def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | No
     except ImportError as err:  # a socks5:// proxy-url: urllib3 then imports PySocks, which we do not ship
         raise AicrError(Code.KUBECONFIG, f"cannot use the kubeconfig's proxy-url: {err} "
                         "(a SOCKS proxy needs the PySocks package)") from None
+
+
+_CLIENT_LOCK = threading.Lock()
+
+
+def _client(settings: Settings) -> ApiClient:
+    """The client of these settings, made once: every session of one cluster's settings (the two
+    reads of `list`, a fleet's turns, waves) shares its pool, whose connections are kept and
+    reused. Each connection is watched by the deadline of the call that holds it, so sessions
+    with deadlines of their own may share it."""
+    with _CLIENT_LOCK:
+        client: ApiClient | None = settings.shared.get("client")
+        if client is None:
+            try:
+                client = ApiClient(configuration=settings.configuration)
+            except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
+                raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {settings.configuration.proxy!r} "
+                                f"is not a URL: {first_line(str(err))}") from None
+            _watch_connections(client.rest_client.pool_manager)
+            settings.shared["client"] = client
+    return client
 
 
 class _ClientErrors(logging.Handler):
