@@ -194,13 +194,17 @@ def fleet(standins: StandIns, count: int, rollouts: int, hung: Callable[[int], b
     return members
 
 
+def context_name(index: int, count: int) -> str:
+    """c00 ... c49 in a kubeconfig of 50, c000 ... c499 in one of 500."""
+    return f"c{index:0{max(2, len(str(count - 1)))}d}"
+
+
 def kubeconfig(path: Path, servers: Sequence[StandIn], plugin: Path | None) -> Path:
     """One kubeconfig naming every server (context, cluster and user cNN), each with its CA and its token
-    (or, with `plugin`, an exec user running it)."""
+    token-INDEX (or, with `plugin`, an exec user running it)."""
     clusters, users, contexts = [], [], []
-    width = max(2, len(str(len(servers) - 1)))
     for i, server in enumerate(servers):
-        name = f"c{i:0{width}d}"
+        name = context_name(i, len(servers))
         clusters.append({"name": name, "cluster": {"server": server.url,
                                                    "certificate-authority-data": testbed.b64(server.ca_pem)}})
         user: dict[str, Any] = {"token": f"token-{i}"}

@@ -22,6 +22,7 @@ import re
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping
@@ -50,6 +51,8 @@ USER_AGENT = "kubectl-aicr"
 MAX_ERROR_BYTES = 1024 * 1024  # a failure's Status is a few hundred bytes
 # A watch stream with no event (not even a bookmark) for this long is taken for dead.
 WATCH_IDLE_SECONDS = 330.0
+# A kept connection idle for longer is not reused (Go's http.Transport: 90 s).
+KEEP_IDLE_SECONDS = 90.0
 
 
 class Gone(Exception):
@@ -227,7 +230,8 @@ class Cluster:
             failure = RESTResponse(response)
             try:
                 with self.deadline.enforced():
-                    failure.data = read_body(response, f"{method} {path}", MAX_ERROR_BYTES, truncate=True)
+                    failure.data = read_body(response, f"{method} {path}", MAX_ERROR_BYTES,  # type: ignore[assignment]
+                                             truncate=True)
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 raise transport_error(err, self.deadline) from None
             raise api_error(ApiException(http_resp=failure))
@@ -361,16 +365,27 @@ class _WatchedConnection:
 
 
 class _WatchedPool:
-    """Mixed into urllib3's pool classes: a connection is watched by the deadline of the call that takes it."""
+    """Mixed into urllib3's pool classes: a connection is watched by the deadline of the call that takes it.
+
+    A connection kept idle for longer than KEEP_IDLE_SECONDS is closed when taken, and opened
+    anew: load balancers drop idle connections without a word (after 4 to 10 minutes), and a
+    request sent on one is lost (no request is retried behind the deadline's back). Waves keep
+    a cluster's pool for the whole command, minutes apart.
+    """
 
     def _get_conn(self, timeout: float | None = None) -> Any:
         conn = super()._get_conn(timeout)  # type: ignore[misc]
+        idle_since = getattr(conn, "_aicr_idle_since", None)
+        if idle_since is not None and time.monotonic() - idle_since > KEEP_IDLE_SECONDS:
+            conn.close()  # urllib3 connects a closed connection again before using it
+        conn._aicr_idle_since = None
         conn._aicr_attach(Deadline.current())
         return conn
 
     def _put_conn(self, conn: Any) -> None:
         if conn is not None:
             conn._aicr_detach()
+            conn._aicr_idle_since = time.monotonic()
         super()._put_conn(conn)  # type: ignore[misc]
 
 
