@@ -120,7 +120,7 @@ def test_the_sessions_of_one_clusters_settings_share_its_pool_and_no_other(tmp_p
     ok = Respond(200, {"metadata": {}, "items": []})
     with fake_apiserver(tmp_path / "a", [ok]) as a, fake_apiserver(tmp_path / "b", [ok]) as b:
         first = kube.connect(str(a.kubeconfig(tmp_path / "kc-a", {"token": "t"})), None, Deadline(10))
-        again = kube.Cluster(first.settings, Deadline(5))  # another deadline, the same cluster
+        again = kube.KubeSession(first.settings, Deadline(5))  # another deadline, the same cluster
         other = kube.connect(str(b.kubeconfig(tmp_path / "kc-b", {"token": "t"})), None, Deadline(10))
         for session in (first, again, other, first):
             session.list("/apis/g/v1/things")
