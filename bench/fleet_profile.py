@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Where a fleet `list`'s CPU goes: py-spy over `kubectl-aicr list --all-contexts` on stand-ins.
+"""Where a fleet `list`'s CPU goes, cluster by cluster: the stages of a turn, or py-spy's samples.
 
 Starts N stand-in API servers (bench/fleet_standins.py: one event loop, each its own TLS port
-and CA, answering after 100 ms), writes one kubeconfig naming them, and samples the plugin's
-every thread with py-spy (`pip install py-spy`; it needs ptrace, as root or with
-CAP_SYS_PTRACE) while it lists them all at once. Prints the functions by their own samples and
-by the samples under them (inclusive), grouped into the stages of a cluster's turn.
+and CA, answering after 100 ms), writes one kubeconfig naming them, and lists them all:
 
-    PATH=$PWD/.venv/bin:$PATH python bench/fleet_profile.py [--clusters 150] [--rollouts 20] [--exec]
+- by default, `list --all-contexts --parallel 1` in a process whose stages are wrapped to add
+  up the CPU time of the thread that runs them (time.thread_time): each turn runs alone, so
+  what a stage costs is its own, not its share of the interpreter lock's hand-overs. Printed:
+  each stage's CPU per cluster (stages nest: a line includes the lines under it that it calls).
+- with --py-spy, py-spy samples the plugin's every thread (`pip install py-spy`; it needs
+  ptrace, as root or with CAP_SYS_PTRACE) while it lists them at --parallel N, and the
+  functions are printed by their own samples and by the samples under them.
+
+    PATH=$PWD/.venv/bin:$PATH python bench/fleet_profile.py [--clusters 200] [--rollouts 2] [--exec] [--py-spy]
 """
 from __future__ import annotations
 
@@ -24,33 +29,73 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fleet_standins as standins  # noqa: E402
 
-STAGES = (  # (label, a frame whose presence in a stack puts the sample in that stage), first match wins
-    ("start-up (imports)", "_find_and_load"),
-    ("loading credentials (kubeconfig, exec plugin)", "load_settings"),
-    ("session set-up (client, pool)", "Cluster.__init__"),
-    ("TLS handshake and context", "ssl_wrap_socket"),
-    ("connecting (socket, pool)", "_new_conn"),
-    ("reading answers (urllib3, http.client)", "read_body"),
-    ("sending requests and reading heads", "Cluster._send"),
-    ("decoding JSON", "bounded_json.py"),
-    ("parsing rollouts and reports", "operator_api.py"),
-    ("the table and output", "AicrApp.run_command"),
-    ("the command's own set-up", "AicrApp.run"),
-    ("waiting (threads)", "Condition.wait"),
+# (module, attribute path, label): the stages of a cluster's turn, wrapped in the profiled process.
+STAGES = (
+    ("aicr_core.fleet.fan_out", "Fleet._one", "a cluster's turn (all of it)"),
+    ("aicr_core.fleet.fan_out", "Fleet.session", "  its session: credentials loaded, client made"),
+    ("aicr_core.session.kubeconfig", "_Loader.load_and_set", "    the Kubernetes client's loader (exec plugin)"),
+    ("aicr_core.session.kubeconfig", "_configuration", "    the client's Configuration"),
+    ("aicr_core.session.kube", "_client", "    the client and its pool manager"),
+    ("aicr_commands._fleet_forms", "run_single", "  the command on its session (list)"),
+    ("aicr_core.session.kube", "KubeSession._send", "    sending a request, reading its answer's head"),
+    ("aicr_core.session.tls_contexts", "share", "      the TLS context (made once per CA and cert)"),
+    ("urllib3.connection", "HTTPSConnection.connect", "      connecting: socket, TLS handshake"),
+    ("ssl", "SSLSocket.do_handshake", "        the TLS handshake"),
+    ("http.client", "HTTPResponse.begin", "      parsing the answer's head (http.client)"),
+    ("aicr_core.session.kube", "read_body", "    reading the answers' bodies"),
+    ("aicr_core.session.bounded_json", "loads", "    decoding JSON"),
+    ("aicr_commands.list", "parse_all", "    parsing the rollouts"),
+    ("aicr_commands.list", "Assessments.of", "    verifying the reports"),
 )
+
+RUNNER = """
+import atexit, collections, functools, importlib, json, os, sys, threading, time
+spent, calls, local = collections.Counter(), collections.Counter(), threading.local()
+def wrap(module, path, label):
+    *parents, name = path.split(".")
+    try:  # a stage that an older version lacks is left out
+        owner = importlib.import_module(module)
+        for parent in parents:
+            owner = getattr(owner, parent)
+        function = getattr(owner, name)
+    except (ImportError, AttributeError):
+        return
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        depth = getattr(local, label, 0)
+        setattr(local, label, depth + 1)
+        started = time.thread_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            setattr(local, label, depth)
+            if depth == 0:
+                spent[label] += time.thread_time() - started
+                calls[label] += 1
+    setattr(owner, name, wrapper)
+for stage in json.loads(os.environ["STAGES"]):
+    wrap(*stage)
+def report():
+    times = os.times()
+    with open(os.environ["REPORT"], "w") as out:
+        json.dump({"spent": spent, "calls": calls, "cpu": times.user + times.system}, out)
+atexit.register(report)
+from aicr_core.framework import app
+sys.exit(app.console_main())
+"""
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clusters", type=int, default=150)
-    parser.add_argument("--rollouts", type=int, default=20)
+    parser.add_argument("--clusters", type=int, default=200)
+    parser.add_argument("--rollouts", type=int, default=2)
     parser.add_argument("--exec", action="store_true", help="users run an exec plugin (echo, no wait)")
-    parser.add_argument("--rate", type=int, default=500, help="py-spy samples a second")
+    parser.add_argument("--py-spy", action="store_true", help="sample with py-spy at --parallel N instead")
+    parser.add_argument("--rate", type=int, default=250, help="py-spy samples a second")
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--keep", metavar="FILE", help="also write the raw (collapsed) stacks here")
     options = parser.parse_args()
-    if shutil.which("py-spy") is None or shutil.which("kubectl-aicr") is None:
-        raise SystemExit("py-spy and kubectl-aicr must be on PATH (pip install py-spy; PATH=$PWD/.venv/bin:$PATH)")
+    if shutil.which("kubectl-aicr") is None or (options.py_spy and shutil.which("py-spy") is None):
+        raise SystemExit("kubectl-aicr (and py-spy with --py-spy) must be on PATH: PATH=$PWD/.venv/bin:$PATH")
     work = Path(tempfile.mkdtemp(prefix="aicr-fleet-profile-"))
     loop = standins.StandIns(0.1)
     try:
@@ -63,48 +108,61 @@ def main() -> int:
             plugin.chmod(0o755)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_"))}
         env["KUBECONFIG"] = str(standins.kubeconfig(work / "kc", servers, plugin))
-        raw = work / "stacks.txt"
-        command = ["kubectl-aicr", "list", "--all-contexts", "--parallel", str(options.clusters)]
-        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=True)  # warm the caches
-        subprocess.run(["py-spy", "record", "--threads", "--subprocesses", "--rate", str(options.rate), "--format",
-                        "raw", "--output", str(raw), "--", *command], env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=True)
-        if options.keep:
-            shutil.copy(raw, options.keep)
-        report(raw.read_text().splitlines(), options.top, options.clusters)
+        print(f"{options.clusters} clusters, {options.rollouts} rollouts each; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        if options.py_spy:
+            sampled(work, env, options)
+        else:
+            stages(work, env, options.clusters)
     finally:
         loop.stop()
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
-def report(lines: list[str], top: int, clusters: int) -> None:
+def stages(work: Path, env: dict[str, str], clusters: int) -> None:
+    import json
+
+    report = work / "stages.json"
+    runner = work / "runner.py"
+    runner.write_text(RUNNER)
+    env = {**env, "STAGES": json.dumps(STAGES), "REPORT": str(report)}
+    command = [sys.executable, str(runner), "list", "--all-contexts", "--parallel", "1"]
+    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=True)  # warm the caches
+    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=True)
+    measured = json.loads(report.read_text())
+    turns = measured["calls"].get(STAGES[0][2]) or 1
+    print(f"CPU of the thread running each stage, per cluster (ms; {turns} turns; the process: "
+          f"{measured['cpu']:.2f} s):")
+    for _, _, label in STAGES:
+        figure = f"{measured['spent'][label] * 1000 / turns:7.2f}" if label in measured["spent"] else "      -"
+        print(f"  {figure}  {label}")
+
+
+def sampled(work: Path, env: dict[str, str], options: argparse.Namespace) -> None:
+    raw = work / "stacks.txt"
+    command = ["kubectl-aicr", "list", "--all-contexts", "--parallel", str(options.clusters)]
+    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=True)  # warm the caches
+    subprocess.run(["py-spy", "record", "--threads", "--nonblocking", "--rate", str(options.rate), "--format", "raw",
+                    "--output", str(raw), "--", *command], env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
     own: collections.Counter[str] = collections.Counter()
     inclusive: collections.Counter[str] = collections.Counter()
-    stages: collections.Counter[str] = collections.Counter()
     total = 0
-    for line in lines:
+    for line in raw.read_text().splitlines():
         stack, _, count_text = line.rpartition(" ")
-        if not count_text.isdigit():
-            continue
-        count = int(count_text)
         frames = [f for f in stack.split(";") if not f.startswith(("process ", "thread "))]
-        if not frames:
+        if not count_text.isdigit() or not frames:
             continue
-        total += count
-        own[frames[-1]] += count
+        total += int(count_text)
+        own[frames[-1]] += int(count_text)
         for frame in set(frames):
-            inclusive[frame] += count
-        stage = next((label for label, marker in STAGES if any(marker in f for f in frames)), "other")
-        stages[stage] += count
-    print(f"{total} samples of the plugin's threads on CPU ({clusters} clusters)\n\nBy stage (first match):")
-    for label, count in stages.most_common():
-        print(f"  {count * 100 / total:5.1f}%  {label}")
-    print("\nOwn samples:")
-    for frame, count in own.most_common(top):
+            inclusive[frame] += int(count_text)
+    print(f"{total} samples of the plugin's threads on CPU\n\nOwn samples:")
+    for frame, count in own.most_common(options.top):
         print(f"  {count * 100 / total:5.1f}%  {frame}")
-    print("\nInclusive (aicr and the libraries it calls):")
-    for frame, count in inclusive.most_common(top * 2)[:top]:
+    print("\nInclusive:")
+    for frame, count in inclusive.most_common(options.top):
         print(f"  {count * 100 / total:5.1f}%  {frame}")
 
 

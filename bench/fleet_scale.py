@@ -53,6 +53,7 @@ FEW_ROLLOUTS = 2
 LARGE_PARALLEL = 64
 KUBECTL_PARALLEL = 16
 PROVIDER = "bench-exec"
+GNU_TIME = "/usr/bin/time"
 EXEC = ('#!/bin/sh\n{wait}echo \'{{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", '
         '"status": {{"token": "exec-token"}}}}\'\n')
 
@@ -66,19 +67,27 @@ class Runner:
         self.cpu: dict[str, list[float]] = {}
         self.rss: dict[str, int] = {}
 
-    def run(self, args: list[str], env: dict[str, str], label: str = "", allow_failure: bool = False
+    def run(self, args: list[str], env: dict[str, str], allow_failure: bool = False
             ) -> tuple[float, float, int, str]:
-        """Wall seconds, CPU seconds, peak RSS (KiB) and stdout of one command."""
+        """Wall seconds, CPU seconds, peak RSS (KiB) and stdout of one command.
+
+        The peak RSS is GNU time's (%M) of its child: a process started from this one would count
+        this process's own memory (the stand-ins' answers) in its peak, since Linux keeps the
+        high-water mark of the memory a process had before exec.
+        """
+        rss_file = self.out.with_suffix(".rss")
         started = time.perf_counter()
         with open(self.out, "w") as stdout:
-            proc = subprocess.Popen(args, env=env, stdout=stdout, stderr=subprocess.PIPE)
+            proc = subprocess.Popen([GNU_TIME, "-f", "%M", "-o", str(rss_file), *args], env=env, stdout=stdout,
+                                    stderr=subprocess.PIPE)
             _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - started
         code = os.waitstatus_to_exitcode(status)
         stderr = proc.stderr.read().decode() if proc.stderr else ""
         if code != 0 and not allow_failure:
             raise SystemExit(f"{' '.join(args)} failed ({code}): {stderr[-800:]}")
-        return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, self.out.read_text()
+        rss = int(rss_file.read_text().split()[-1])
+        return elapsed, usage.ru_utime + usage.ru_stime, rss, self.out.read_text()
 
     def rounds(self, runs: int, commands: dict[str, tuple[list[str], dict[str, str]]]) -> None:
         """Each command once to warm up, then `runs` interleaved rounds: timed as users run it
@@ -154,6 +163,8 @@ def main() -> int:
     options = parser.parse_args()
     if shutil.which("kubectl") is None or shutil.which("kubectl-aicr") is None:
         raise SystemExit("kubectl and kubectl-aicr must be on PATH: run with PATH=$PWD/.venv/bin:$PATH")
+    if not os.access(GNU_TIME, os.X_OK):
+        raise SystemExit(f"{GNU_TIME} (GNU time, for each command's peak RSS) is needed: apt-get install time")
     n, large, began = options.clusters, options.large, time.monotonic()
     print(f"kubectl aicr across {n} and {large} clusters, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M}Z, "
           f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}; stand-ins answer after "
