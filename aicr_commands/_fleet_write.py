@@ -1,40 +1,42 @@
 """approve|revoke|acknowledge --plan DIGEST across clusters: pick the plan's rollout, list, confirm, write.
 
-Each cluster's write is the single-cluster command, unchanged (its take_action on that
-cluster's session): its own refusals, its own policy file and overrides, its own
+Each cluster's write is the single-cluster write, unchanged (the domain's `rollout_write.write`
+on that cluster's session): its own refusals, its own policy file and overrides, its own
 SelfSubjectReview. What is added is only around it: the rollout picked by the plan's digest,
 the listing and the confirmation, and one result word a cluster.
+
+Interrupted (SIGINT, SIGTERM: aicr_core.framework.interruption): no new write is sent, a write
+already sent finishes or ends by its deadline, and the result is printed all the same, each
+cluster not written `interrupted`; the exit is 128 + the signal (130, 143).
 
 Imported by command modules at module level: nothing heavy here.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _rollout_args as _rollouts
+from aicr_commands._rollout_args import dry_run  # the waves' too
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework import interruption
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api
-    from aicr_core.fleet.fan_out import Turn
+    from aicr_core.domain.actions import Action
+    from aicr_core.fleet.fan_out import Outcome, Turn
     from aicr_core.framework.command import AicrCommand
+    from aicr_core.framework.interruption import Interruption
 
-
-class Verb(NamedTuple):
-    command: str   # approve
-    title: str     # Approve (the question)
-    done: str      # approved (the result word)
-
-
-VERBS = {"approve": Verb("approve", "Approve", "approved"), "revoke": Verb("revoke", "Revoke", "revoked"),
-         "acknowledge": Verb("acknowledge", "Acknowledge", "acknowledged")}
 
 ALREADY_APPROVED, SKIPPED, REFUSED, FAILED = "already-approved", "skipped", "refused", "failed"
+INTERRUPTED = "interrupted"  # not written: the command was interrupted before this cluster's write was sent
 # The single-cluster command's refusals that mean "nothing to do here", not a failure.
 NOTHING_TO_DO = frozenset({Code.APPROVAL_NOT_REQUIRED, Code.NOT_AWAITING_ACKNOWLEDGEMENT, Code.NOT_APPROVED,
                            Code.ALREADY_REVOKED})
@@ -48,8 +50,17 @@ def item(context: str, result: str, rollout: str | None = None, code: str | None
     return {"context": context, "rollout": rollout, "result": result, "code": code, "message": message}
 
 
-def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str, Any]:
-    """The result word of a refusal or error of the single-cluster command."""
+def refusal_item(context: str, rollout: str | None, err: AicrError, write_unanswered: bool = False) -> dict[str, Any]:
+    """The result word of a refusal or error of the single-cluster command, or of an interruption.
+
+    Interrupted before its write was sent: `interrupted`, nothing written; after (a second signal
+    left a write unanswered, `write_unanswered`): `failed`, the write may be stored.
+    """
+    if err.code == Code.INTERRUPTED and not write_unanswered:
+        return item(context, INTERRUPTED, rollout, None, f"not written: {_fleet.one_line(err, context)}")
+    if write_unanswered and rollout:
+        err = AicrError(err.code, f"{err.message}: check with kubectl aicr describe {rollout} --context {context}",
+                        err.details)
     if err.code == Code.ALREADY_APPROVED:
         word = ALREADY_APPROVED
     elif err.code in NOTHING_TO_DO:
@@ -63,32 +74,28 @@ def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str,
 
 # -- before any call --------------------------------------------------------------------------------
 
-def check_inputs(args: argparse.Namespace, verb: Verb) -> None:
+def check_inputs(args: argparse.Namespace, action: Action) -> None:
     """What the single-cluster command checks before its first call, checked once for the fleet."""
     from aicr_core import clock
     from aicr_core.domain.write_limits import check_expires, check_reason
 
-    if verb.command in ("approve", "revoke"):
-        check_reason(args, verb.command)
-    if verb.command == "approve":
-        check_expires(args, clock.now())
+    if action.takes_reason:
+        check_reason(args.reason, action.name)
+    if action.takes_expires:
+        check_expires(args.expires, clock.now())
     if getattr(args, "policy_file", None) and dry_run(args) == "none":
         raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server; "
-                         f"a real {verb.command} always follows each cluster's policy file")
-
-
-def dry_run(args: argparse.Namespace) -> str:
-    return str(getattr(args, "dry_run", "none") or "none")
+                         f"a real {action.name} always follows each cluster's policy file")
 
 
 def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def check_confirmation(args: argparse.Namespace, verb: Verb) -> None:
+def check_confirmation(args: argparse.Namespace, action: Action) -> None:
     """Without a terminal to ask at, a real write needs --yes: [USAGE] before any call, nothing written."""
     if dry_run(args) == "none" and not args.yes and not interactive():
-        raise UsageError(f"{verb.command} --plan writes in several clusters: pass --yes to confirm "
+        raise UsageError(f"{action.name} --plan writes in several clusters: pass --yes to confirm "
                          "(stdin or stderr is no terminal to ask at); nothing was written")
 
 
@@ -103,52 +110,52 @@ class Pick:
 
 
 def pick(turn: Turn, digest: str) -> Pick:
-    rollouts = _fleet.plan_rollouts(turn.cluster, digest)
+    rollouts = _fleet.plan_rollouts(turn.session, digest)
     return Pick(rollouts, _fleet.open_rollout(rollouts, digest))
 
 
-def would_refuse(verb: Verb, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
+def would_refuse(action: Action, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
     """The command's own refusal of this rollout, as it would say it (before its policies), or None."""
     from aicr_core import clock
-    from aicr_core.domain.actions import ACTIONS
 
     try:  # the Action's own refusals, as the command runs them (the value it would propose is not needed)
-        ACTIONS[verb.command].propose(rollout, "", clock.now(), "",
-                                      args.expires.delta if getattr(args, "expires", None) is not None else None)
+        action.propose(rollout, "", clock.now(), "",
+                       args.expires.delta if getattr(args, "expires", None) is not None else None)
     except AicrError as err:
         return err
     return None
 
 
-def write_one(command: AicrCommand, args: argparse.Namespace, verb: Verb, turn: Turn,
+def write_one(command: AicrCommand, args: argparse.Namespace, action: Action, turn: Turn,
               rollout: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The single-cluster command on this cluster's rollout; its result word, and its warnings."""
+    """The single-cluster write on this cluster's rollout, with its session; its result word, and its warnings."""
+    from aicr_core.domain.rollout_write import write
+
     try:
-        result = _fleet.run_single(command, args, turn, rollout=rollout)
+        request = _rollouts.write_request(_fleet.cluster_args(args, turn, rollout=rollout), action, rollout)
+        written = write(turn.session, request)
     except AicrError as err:
         if err.code is Code.USAGE:  # the command's usage error (the fleet re-raises it), not this rollout's refusal
             raise
         return refusal_item(turn.context, rollout, err), ()
-    return item(turn.context, verb.done, rollout, None, written_message(result)), result.warnings
+    warnings = tuple(f"context {turn.context}: {w}" for w in written.warnings)
+    return item(turn.context, action.past, rollout, None, written_message(action, written.data)), warnings
 
 
-def written_message(result: Result) -> str:
-    data = result.data
-    user = data.get("user")
-    text = {"Approval": f"approved by {user} until {data.get('expires')}",
-            "Revocation": f"revoked by {user}",
-            "Acknowledgement": f"{data.get('release')} acknowledged by {user}"}.get(result.kind, result.kind)
+def written_message(action: Action, data: dict[str, Any]) -> str:
+    """The fleet's line of one cluster's write (the action's message), and whether it was a dry run."""
+    text = action.said(data)
     mode = data.get("dryRun")
     return f"{text} ({mode} dry run: nothing was written)" if mode in ("client", "server") else text
 
 
-def listing_lines(verb: Verb, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
+def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
     """What will be written, before it is: context, rollout, transition, phase."""
     from aicr_core.domain import operator_api as api
     from aicr_core.framework.text_layout import table, value
 
     clusters = len({context for context, _ in rows})
-    lines = [f"{verb.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
+    lines = [f"{action.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
              f"{clusters} cluster{'s' * (clusters != 1)}:"]
     lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE"], [
         [value(context), value(r.name), value(f"{api.short_digest(r.from_digest)}->{api.short_digest(r.to_digest)}"),
@@ -157,59 +164,94 @@ def listing_lines(verb: Verb, digest: str, rows: list[tuple[str, api.Rollout]]) 
     return lines
 
 
-def confirm(command: AicrCommand, question: str) -> bool:
-    """Ask at the terminal (stderr, stdin): y or yes goes ahead."""
+def confirm(command: AicrCommand, question: str, stop: Interruption | None = None) -> bool:
+    """Ask at the terminal (stderr, stdin): y or yes goes ahead; a signal there (`stop` records it) does not."""
     command.app.stderr.write(f"{question} [y/N] ")
     command.app.stderr.flush()
-    answer = sys.stdin.readline()
+    try:
+        with stop.prompting() if stop is not None else contextlib.nullcontext():
+            answer = sys.stdin.readline()
+    except interruption.Interrupted:
+        command.app.stderr.write("\n")
+        return False
     return answer.strip().lower() in ("y", "yes")
 
 
 # -- the command ---------------------------------------------------------------------------------------
 
-def fleet_write(command: AicrCommand, args: argparse.Namespace, action: str) -> Result:
-    """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite)."""
-    verb = VERBS[action]
-    check_inputs(args, verb)
-    check_confirmation(args, verb)
+def fleet_write(command: AicrCommand, args: argparse.Namespace, action: Action) -> Result:
+    """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite).
+
+    A signal on the way (SIGINT, SIGTERM) is recorded, not raised: the result is printed all the same.
+    """
+    with interruption.deferred() as stop:
+        return interrupted_result(command, stop, write_across(command, args, action, stop))
+
+
+def write_across(command: AicrCommand, args: argparse.Namespace, action: Action, stop: Interruption) -> Result:
+    """Pick the plan's rollout in each cluster, list, confirm, write; after a signal, nothing more is written."""
+    check_inputs(args, action)
+    check_confirmation(args, action)
     selection = fleet.Fleet.from_args(args)
     picks = selection.run(lambda turn: pick(turn, args.plan))
     items: dict[str, dict[str, Any]] = {}
     to_write: list[tuple[str, api.Rollout]] = []
     for outcome in picks:
         if outcome.value is None:
-            assert outcome.error is not None
-            items[outcome.context] = refusal_item(outcome.context, None, outcome.error)
+            items[outcome.context] = outcome_item(outcome, None)
             continue
         rollout = outcome.value.open
         if rollout is None:
             items[outcome.context] = item(outcome.context, SKIPPED, message=_fleet.no_open_rollout(args.plan))
             continue
-        refusal = would_refuse(verb, args, rollout)
+        refusal = would_refuse(action, args, rollout)
         if refusal is not None:
             items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal)
         else:
             to_write.append((outcome.context, rollout))
-    if to_write:
-        write(command, "\n".join(listing_lines(verb, args.plan, to_write)) + "\n")
+    if to_write and not stop.requested:
+        tell(command, "\n".join(listing_lines(action, args.plan, to_write)) + "\n")
         if dry_run(args) == "none" and not args.yes:
             clusters = len(to_write)
-            if not confirm(command, f"{verb.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
-                                    f"{clusters} cluster{'s' * (clusters != 1)}?"):
+            if not confirm(command, f"{action.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
+                                    f"{clusters} cluster{'s' * (clusters != 1)}?", stop) and not stop.requested:
                 raise UsageError("not confirmed; nothing was written")
+    if stop.requested:  # no write is sent after a signal
+        for context, rollout in to_write:
+            items[context] = item(context, INTERRUPTED, rollout.name, None,
+                                  f"not written: interrupted ({stop.name}) before its turn")
+        to_write = []
     names = dict(to_write)
     warnings: list[str] = []
-    written = selection.run(lambda turn: write_one(command, args, verb, turn, names[turn.context].name),
+    written = selection.run(lambda turn: write_one(command, args, action, turn, names[turn.context].name),
                             contexts=[context for context, _ in to_write])
     for done in written:
         if done.value is None:
-            assert done.error is not None
-            items[done.context] = refusal_item(done.context, names[done.context].name, done.error)
+            items[done.context] = outcome_item(done, names[done.context].name)
             continue
         items[done.context], cluster_warnings = done.value
         warnings += cluster_warnings
     ordered = [items[context] for context in selection.contexts if context in items]
     return fleet_result(command, ordered, warnings)
+
+
+def outcome_item(outcome: Outcome[Any], rollout: str | None) -> dict[str, Any]:
+    """The item of a cluster whose turn gave no value: its error, or the interruption that left it."""
+    assert outcome.error is not None
+    return refusal_item(outcome.context, rollout, outcome.error, outcome.write_unanswered)
+
+
+def interrupted_result(command: AicrCommand, stop: Interruption, result: Result) -> Result:
+    """After a signal: one line on stderr saying so, and the exit 128 + the signal (130, 143)."""
+    if not stop.requested:
+        return result
+    items = result.data["items"]
+    not_written = sum(1 for i in items if i["result"] == INTERRUPTED)
+    unsure = sum(1 for i in items if i["result"] == FAILED and i["code"] == str(Code.INTERRUPTED))
+    tell(command, f"interrupted ({stop.name}): no write was sent after it; {not_written} "
+                   f"cluster{'s' * (not_written != 1)} not written (interrupted)"
+          + (f", {unsure} whose write had no answer (it may be stored)" if unsure else "") + "\n")
+    return Result(result.kind, result.data, stop.exit_code, result.names, result.warnings)
 
 
 def fleet_result(command: AicrCommand, items: list[dict[str, Any]], warnings: list[str],
@@ -226,7 +268,8 @@ def fleet_result(command: AicrCommand, items: list[dict[str, Any]], warnings: li
     return Result("FleetWrite", {"items": items, "errors": errors}, 1 if bad else 0, names, tuple(warnings))
 
 
-def write(command: AicrCommand, text: str) -> None:
+def tell(command: AicrCommand, text: str) -> None:
+    """`text` on stderr, made safe for a terminal (the listing before a fleet's write)."""
     from aicr_core.framework.terminal import safe
 
     command.app.stderr.write(safe(text))

@@ -100,7 +100,10 @@ class Code(str, enum.Enum):
         "command returned something that is not a Result of plain JSON data, an after-hook returned no exit "
         "code, or a renderer failed (nothing is printed)"
     )
-    INTERRUPTED = "INTERRUPTED", "Ctrl-C"
+    INTERRUPTED = "INTERRUPTED", (
+        "Ctrl-C; in a fleet write's result, a cluster whose write had no answer when a second signal came (it "
+        "may be stored)"
+    )
     INTERNAL = "INTERNAL", "a bug; AICR_DEBUG=1 shows the traceback"
 
     def __str__(self) -> str:

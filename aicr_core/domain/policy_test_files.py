@@ -267,7 +267,7 @@ def _check_duplicates(inline: list[Fixture], problems: list[str]) -> None:
 
 def _check_case(index: int, case: _Case, where: str, problems: list[str]) -> Case | None:
     """What the schema cannot say: the values' own bounds, as the real command checks its flags."""
-    from aicr_core.domain.actions import MIN_APPROVAL, approval_expiry_problem
+    from aicr_core.domain.action_rules import MIN_APPROVAL, approval_expiry_problem
     from aicr_core.domain.write_limits import MAX_API_TIME, is_utf8
 
     before = len(problems)

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
-from aicr_core import clock
 from aicr_core.domain import operator_api as api
 from aicr_core.domain import policy_file
 from aicr_core.domain.policy_test_files import Case, FixtureProblem, Objects, TestFile, fixture_objects, read_bounded
@@ -25,7 +24,7 @@ from aicr_core.errors import AicrError, Code
 
 if TYPE_CHECKING:
     from aicr_core.domain.policy_engine import LoadedPolicies, PolicyEngine
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 
 # -- running ------------------------------------------------------------------------------------------
@@ -108,7 +107,7 @@ class _Reads:
 
     def __init__(self, objects: Objects, operator_namespace: str) -> None:
         self.objects, self.operator_namespace = objects, operator_namespace
-        self.session = cast("Cluster", objects)  # they ask it by API path, as they ask a cluster
+        self.session = cast("KubeSession", objects)  # they ask it by API path, as they ask a cluster
         self.rollouts: dict[str, api.Rollout | str] = {}
         self.assessments: dict[str, api.Assessment] = {}
 
@@ -172,26 +171,25 @@ def decide(case: Case, rollout: api.Rollout, engine: PolicyEngine, assessment: C
     The only function here that knows the shape of the domain's decision (the action table, the
     command's own refusals, `decide_write`): when that shape changes, only this changes.
     """
-    from aicr_core.domain import rollouts
+    from aicr_core.domain import write_decision
     from aicr_core.domain.actions import ACTIONS
-    from aicr_core.domain.hookspecs import Identity, PolicyContext
+    from aicr_core.domain.hookspecs import Identity
 
     action = ACTIONS[case.action]
     user = Identity(case.user, case.groups)
     head = {"kind": "PolicyDecision", "rollout": rollout.name,
             "user": {"username": user.username, "groups": list(user.groups)}, "withoutReason": False}
-    try:  # the real command's own refusals come first (ENDED, NOT_APPROVED, ...): a decision, no policy ran
-        value = action.propose(rollout, user.username, case.at, case.reason or "",
-                               case.expires.delta if case.expires is not None else None)
-    except AicrError as err:
-        return {**head, "action": action.name, "time": clock.format_time(case.at), "policyFile": None,
-                "allowed": False, "code": str(err.code), "message": err.message, "errors": list(err.details),
-                "overrideProblems": [], "policies": []}
     # What `policy check` hands a policy as its flags (those that mean something without a cluster).
     flags = {"subcommand": "check", "target": rollout.name, "rollout": rollout.name, "action": action.name,
              "reason": case.reason, "expires": case.expires, "override": list(case.overrides),
              "policy_file": policy_path, "operator_namespace": operator_namespace}
-    decision = rollouts.decide_write(action, value, engine=engine, rollout=rollout, user=user,
-                                     context=PolicyContext(action.name, flags, now=case.at),
-                                     overrides=case.overrides, read_assessment=assessment)
+    report: api.Assessment | AicrError | None = None
+    if write_decision.wants_assessment(engine, action):  # read only when a policy asks, as on a cluster
+        try:
+            report = assessment()
+        except AicrError as err:
+            report = err
+    decision = write_decision.decide(rollout, action, user, engine=engine, now=case.at, reason=case.reason,
+                                     expires=case.expires.delta if case.expires is not None else None,
+                                     overrides=case.overrides, assessment=report, flags=flags)
     return {**head, **decision.record()}

@@ -28,7 +28,7 @@ from aicr_core.fleet import access_providers
 if TYPE_CHECKING:
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 GROUP, VERSION, PLURAL = "multicluster.x-k8s.io", "v1alpha1", "clusterprofiles"
 HEALTHY = "ControlPlaneHealthy"
@@ -63,10 +63,10 @@ def check_flags(args: argparse.Namespace) -> None:
                          "[a-z0-9-], beginning and ending with a letter or digit")
     selector = getattr(args, "profile_selector", None)
     if selector is not None:
-        from aicr_core.session.label_selector import SelectorError, check
+        from aicr_core.session.label_selector import SelectorError, valid_selector
 
         try:
-            check(selector)
+            valid_selector(selector)
         except SelectorError as err:
             raise UsageError(f"--profile-selector {shown(selector)}: {err}") from None
 
@@ -150,7 +150,7 @@ class Inventory:
     def labels(self, member: str) -> Mapping[str, str]:
         return self.profiles[member].labels
 
-    def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> Cluster:
+    def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession:
         """A session with the member, in its turn; nothing is run or sent for a profile that fails here."""
         from aicr_core.session import kube
 

@@ -6,6 +6,7 @@ kind: Waves
 waves:
   - name: canary
     contexts: [gpu-lab-1]          # names and globs, as --contexts
+    optional: false                # default; true: a wave whose clusters are all skipped does not stop the fleet
   - name: eu                       # with --cluster-profiles: a label selector on the profiles
     selector: {matchExpressions: [{key: region, operator: In, values: [eu-west]}]}
   - name: rest
@@ -15,9 +16,9 @@ maxFailures: 0                     # per wave; default 0
 ```
 
 Everything wrong with the file is [USAGE] naming the key or the wave, before any call:
-an unknown key, a bad duration, no waves, a selector that does not parse (or any selector
-without --cluster-profiles), a wave that selects no context or only contexts claimed by
-earlier waves. Pure: it knows member names and labels, not clusters.
+an unknown key, a bad duration, `optional` that is not true or false, no waves, a selector that
+does not parse (or any selector without --cluster-profiles), a wave that selects no context or
+only contexts claimed by earlier waves. Pure: it knows member names and labels, not clusters.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ API_VERSION = "aicr.run/v1alpha1"
 KIND = "Waves"
 MAX_BYTES = 1 << 20  # a waves file is a few lines; a larger one is a wrong file
 TOP_KEYS = ("apiVersion", "kind", "waves", "soak", "maxFailures")
-WAVE_KEYS = ("name", "contexts", "selector")
+WAVE_KEYS = ("name", "contexts", "selector", "optional")
 SELECTOR_KEYS = ("matchLabels", "matchExpressions")
 EXPRESSION_KEYS = ("key", "operator", "values")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -68,6 +69,7 @@ class Wave(NamedTuple):
     name: str
     patterns: tuple[str, ...]          # empty: every member (the selector chooses)
     selector: Selector | None = None   # with --cluster-profiles only
+    optional: bool = False             # its clusters all skipped: the fleet goes on (else it proved nothing: it stops)
 
 
 class Waves(NamedTuple):
@@ -135,7 +137,10 @@ def parse(text: str, source: str = "the waves file") -> Waves:
         elif (not isinstance(contexts, list) or not contexts
                 or any(not isinstance(c, str) or not c.strip() or c.strip() == "!" for c in contexts)):
             raise bad(f"wave {shown(name)}: contexts must be a list of context names and globs")
-        waves.append(Wave(name, tuple(c.strip() for c in contexts), selector))
+        optional = entry.get("optional", False)
+        if type(optional) is not bool:
+            raise bad(f"wave {shown(name)}: optional must be true or false (got {type(optional).__name__})")
+        waves.append(Wave(name, tuple(c.strip() for c in contexts), selector, optional))
     soak_text, soak_seconds = _soak(doc.get("soak", "0s"), bad)
     max_failures = doc.get("maxFailures", 0)
     if type(max_failures) is not int or max_failures < 0:

@@ -41,14 +41,14 @@ FIRST_BACKOFF, MAX_BACKOFF = 0.8, 30.0
 HEALTHY_SECONDS = 10.0    # a watch that lived this long before it failed was working: re-read at once
 WINDOW_SECONDS, MAX_REQUESTS = 10.0, 30  # at most 3 requests a second, over any 10 s, from one follower
 WARN_EVERY_SECONDS = 60.0
-LIST_PAGE = 500  # the session's page of a list (kube.Cluster.list)
+LIST_PAGE = 500  # the session's page of a list
 _log = logging.getLogger("aicr.watch")  # a `warning:` line on stderr (the app's handler)
 
 
 class _Pace:
     """How fast one follower may ask its server: a backoff after failing watches, and a cap on requests."""
 
-    def __init__(self, cluster: kube.Cluster, what: str) -> None:
+    def __init__(self, cluster: kube.KubeSession, what: str) -> None:
         self.cluster, self.what = cluster, what
         self.failures = 0  # watches in a row that failed soon after they started
         self.sent: deque[float] = deque()  # when each of the requests of the last WINDOW_SECONDS was sent
@@ -93,7 +93,7 @@ class _Pace:
         self.cluster.deadline.remaining()
 
 
-def follow(cluster: kube.Cluster, collection: str, name: str, what: str | None = None) -> Iterator[dict[str, Any]]:
+def follow(cluster: kube.KubeSession, collection: str, name: str, what: str | None = None) -> Iterator[dict[str, Any]]:
     """Yield the object `collection/name` now, then every new version of it, until the caller stops.
 
     NOT_FOUND when it does not exist or is deleted; TIMEOUT when the cluster's
@@ -105,7 +105,7 @@ def follow(cluster: kube.Cluster, collection: str, name: str, what: str | None =
 
 
 class _Follower:
-    def __init__(self, cluster: kube.Cluster, collection: str, name: str, what: str) -> None:
+    def __init__(self, cluster: kube.KubeSession, collection: str, name: str, what: str) -> None:
         self.cluster, self.collection, self.name, self.what = cluster, collection, name, what
         self.version = ""
         self.pace = _Pace(cluster, what)
@@ -201,7 +201,7 @@ class Change(NamedTuple):
     object: dict[str, Any]
 
 
-def follow_collection(cluster: kube.Cluster, collection: str, params: Mapping[str, str] | None = None,
+def follow_collection(cluster: kube.KubeSession, collection: str, params: Mapping[str, str] | None = None,
                       what: str | None = None) -> Iterator[list[Change]]:
     """Yield every object of the collection now (one batch, from one paginated LIST), then each change.
 
@@ -215,7 +215,7 @@ def follow_collection(cluster: kube.Cluster, collection: str, params: Mapping[st
 
 
 class _CollectionFollower(_Follower):
-    def __init__(self, cluster: kube.Cluster, collection: str, params: dict[str, str], what: str) -> None:
+    def __init__(self, cluster: kube.KubeSession, collection: str, params: dict[str, str], what: str) -> None:
         super().__init__(cluster, collection, "", what)
         self.params = params
         self.seen: dict[str, tuple[str, dict[str, Any]]] = {}  # name -> (resourceVersion, object)
@@ -256,7 +256,7 @@ class _CollectionFollower(_Follower):
 
     def relist(self) -> list[dict[str, Any]]:
         self.pace.request()
-        objects, self.version = self.cluster.list(self.collection, self.params)
+        objects, self.version = self.cluster.list(self.collection, self.params, limit=LIST_PAGE)
         self.pace.record(max(0, math.ceil(len(objects) / LIST_PAGE) - 1))  # the pages after the first
         self.seen = {_name(obj): (_version(obj), obj) for obj in objects}
         return objects
