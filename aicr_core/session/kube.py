@@ -146,6 +146,7 @@ class KubeSession:
         response = self._send("GET", path, {**(params or {}), "watch": "1"}, stream=True,
                               read_timeout=WATCH_IDLE_SECONDS)
         lines = _lines(response, f"GET {path}")
+        ended = False
         try:
             while True:
                 try:
@@ -154,6 +155,7 @@ class KubeSession:
                 except (urllib3.exceptions.HTTPError, OSError) as err:
                     raise transport_error(err, self.deadline) from None
                 if line is None:
+                    ended = True
                     return
                 try:
                     event = bounded_json.loads(line)
@@ -170,6 +172,8 @@ class KubeSession:
                     raise AicrError(Code.UNAVAILABLE, f"watch {path}: {failure.get('message') or 'error event'}")
                 yield event
         finally:
+            if not ended:  # left while the stream goes on: its connection must serve no other request of the pool
+                response.close()
             response.release_conn()
 
     # -- the one place requests are sent ------------------------------------------------------------

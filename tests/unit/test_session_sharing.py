@@ -20,7 +20,7 @@ from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
 
 import testbed
-from support.fake_apiserver import Respond, fake_apiserver
+from support.fake_apiserver import Respond, Trickle, fake_apiserver
 
 
 def connection(ca: Path | None = None, cert: Path | None = None, key: Path | None = None,
@@ -136,3 +136,15 @@ def test_a_connection_kept_idle_too_long_is_opened_anew(tmp_path: Path, monkeypa
         monkeypatch.setattr(kube, "KEEP_IDLE_SECONDS", 0.0)
         session.list("/apis/g/v1/things")  # idle too long: a new connection, with its deadline's watch
         compare([r.connection for r in server.requests], expected=[1, 1, 2])
+
+
+def test_a_watch_left_before_its_end_gives_its_connection_to_no_other_request(tmp_path: Path) -> None:
+    event = json.dumps({"type": "MODIFIED", "object": {"n": 1}}).encode() + b"\n"
+    endless = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+               + f"{len(event):x}\r\n".encode() + event + b"\r\n")  # as a watch streams: chunks, and no last one
+    with fake_apiserver(tmp_path, [Trickle(endless, interval=0.0005), Respond(200, {"kind": "Thing"})]) as server:
+        session = kube.connect(str(server.kubeconfig(tmp_path / "kc", {"token": "t"})), None, Deadline(5))
+        for _event in session.watch("/apis/g/v1/things"):
+            break  # the follower has seen what it waited for; the rest of the stream is still to come
+        compare(session.get("/apis/g/v1/things/x"), expected={"kind": "Thing"})
+        compare([r.connection for r in server.requests], expected=[1, 2])
