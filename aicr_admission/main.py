@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown
 
 if TYPE_CHECKING:
     from aicr_admission.audit import EventRecorder
@@ -40,6 +40,10 @@ READ_SECONDS = 2.0  # each read of the API server (the policy file, an assessmen
 # kube-apiserver's webhook client closes a connection idle for 90 s (client-go's transport takes Go's
 # http.DefaultTransport IdleConnTimeout; docs/webhook.md cites the source): ours must be longer.
 IDLE_TIMEOUT = 120.0
+# What the `admission` extra installs (setup.cfg): the server's HTTP/1.1 parser and its metrics. A plain
+# `pip install kubectl-aicr` installs this program too, without them.
+EXTRA_MODULES = ("h11", "prometheus_client")
+INSTALL_EXTRA = "pip install 'kubectl-aicr[admission]'"
 
 
 class JsonLog:
@@ -85,7 +89,7 @@ def parser() -> argparse.ArgumentParser:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of bytes") from None
         if value < 1:
             raise argparse.ArgumentTypeError("must be at least 1")
         return value
@@ -134,12 +138,24 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     log = JsonLog(sys.stderr)
+    missing = missing_extra()
+    if missing:  # before the flags (even --help) and the certificate files: nothing here works without them
+        log("cannot start", level="error", error=f"the admission extra is not installed (no module "
+            f"{', '.join(missing)}): {INSTALL_EXTRA}")
+        return 1
     try:
         args = parse_args(argv)
         return run(args, log)
     except AicrError as err:
         log("cannot start", level="error", error=str(err), details=err.details or None)
         return err.exit_code
+
+
+def missing_extra() -> list[str]:
+    """The modules of the `admission` extra that cannot be found (found, not imported: that is run's)."""
+    from importlib.util import find_spec
+
+    return [name for name in EXTRA_MODULES if find_spec(name) is None]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -275,10 +291,12 @@ class Webhook:
         from aicr_admission import audit, review
         from aicr_admission.metrics import labels_of
         from aicr_admission.server import Response
+        from aicr_core.session import bounded_json
 
         try:
-            admission = review.request_of(json.loads(request.body))
-        except (ValueError, review.BadReview) as err:
+            # Bounded nesting, as the CLI reads a server: 100,000 `[` ended in a RecursionError, answered 500.
+            admission = review.request_of(bounded_json.loads(request.body))
+        except (ValueError, review.BadReview) as err:  # bounded_json.TooDeep is a ValueError
             self.log("bad admission review", level="warning", error=str(err))
             self.metrics.reviewed("other", "error", time.monotonic() - request.started)
             return Response.text(f"bad AdmissionReview: {err}", 400)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Progress, Result, Rows, Stream
@@ -29,7 +29,7 @@ MAX_WARNINGS = 5  # about malformed rollouts: a handful names them, the rest are
 
 def phase_name(text: str) -> str:
     if text not in PHASES:
-        raise argparse.ArgumentTypeError(f"unknown phase {text!r}: use one of {', '.join(PHASES)}")
+        raise argparse.ArgumentTypeError(f"unknown phase {shown(text)}: use one of {', '.join(PHASES)}")
     return text
 
 
@@ -192,7 +192,7 @@ def parse_selector(text: str) -> str:
     try:
         return valid_selector(text)
     except SelectorError as err:
-        raise argparse.ArgumentTypeError(f"invalid selector {text!r}: {err}") from None
+        raise argparse.ArgumentTypeError(f"invalid selector {shown(text)}: {err}") from None
 
 
 def parse_sort_by(text: str) -> Template:

@@ -35,7 +35,7 @@ from kubernetes.client.rest import RESTResponse
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, shown
 from aicr_core.session import bounded_json, tls_contexts
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
@@ -318,7 +318,7 @@ def _trace(method: str, path: str) -> None:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{method} {path}\n")
         except OSError as err:
-            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={log!r} cannot be written to: "
+            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={shown(log, 4096)} cannot be written to: "
                             f"{err.strerror or err} (name a file in a folder that exists)") from None
 
 
@@ -480,8 +480,9 @@ def _client(settings: Settings) -> ApiClient:
             try:
                 client = ApiClient(configuration=settings.configuration)
             except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
-                raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {settings.configuration.proxy!r} "
-                                f"is not a URL: {first_line(str(err))}") from None
+                proxy = shown(settings.configuration.proxy, 200)
+                raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {proxy} is not a URL: "
+                                f"{first_line(str(err))}") from None
             _watch_connections(client.rest_client.pool_manager)
             settings.shared["client"] = client
     return client

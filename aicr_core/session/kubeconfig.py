@@ -39,12 +39,16 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader, _is_expired
 
-from aicr_core.errors import AicrError, Code
-from aicr_core.session import bounded_json, private_temp
+from aicr_core.errors import AicrError, Code, shown, shown_argument
+from aicr_core.session import bounded_json, bounded_yaml, private_temp
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Alarm, Deadline
 
 ITEMS = ("clusters", "contexts", "users")
+# A credentials plugin's stdout and stderr, each: a real ExecCredential is a few KiB (a certificate and its
+# key, or a token); beyond this the plugin is killed and the command fails (docs/sessions.md).
+MAX_OUTPUT_BYTES = 1 << 20
+MAX_QUOTED_CHARS = 1000  # of a plugin's stderr (or any text of it) quoted in an error
 
 
 class Impersonation(NamedTuple):
@@ -99,7 +103,8 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
     if context_name:
         found = merged.entries["contexts"].get(context_name)
         if found is None:
-            raise AicrError(Code.KUBECONFIG, f'context "{context_name}" not found in the kubeconfig ({source})')
+            raise AicrError(Code.KUBECONFIG, f'context "{shown_argument(context_name)}" not found in the '
+                            f'kubeconfig ({source})')
         context = _mapping(found.value.get("context"), f"context {context_name}")
     elif not files and not overrides.server:
         raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
@@ -180,12 +185,20 @@ def _files(kubeconfig: str | None) -> tuple[list[tuple[FileKey, Path]], str]:
     """The kubeconfig files to merge, each with its key (a stat: cheap), and their names for messages."""
     if kubeconfig:
         path = Path(kubeconfig).expanduser()
-        if not path.is_file():
-            raise AicrError(Code.KUBECONFIG, f"kubeconfig {kubeconfig} does not exist or is not a file")
-        return [(_key(path), path)], kubeconfig
+        if not _is_file(path):
+            raise AicrError(Code.KUBECONFIG, f"kubeconfig {shown_argument(kubeconfig)} does not exist or is not a "
+                            "file")
+        return [(_key(path), path)], shown_argument(kubeconfig)
     listed = os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION
     paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
-    return [(_key(p), p) for p in paths if p.is_file()], listed
+    return [(_key(p), p) for p in paths if _is_file(p)], shown_argument(listed, 200)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long, say: no file, as kubectl sees it
+        return False
 
 
 def _key(path: Path) -> FileKey:
@@ -219,9 +232,8 @@ def _parse(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
         doc = _json(text)
-        if doc is None:
-            # libyaml's safe loader when PyYAML has it: ten times the pure-Python one, same documents.
-            doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        if doc is None:  # YAML, on libyaml where PyYAML has it; an anchor bomb is refused, not expanded
+            doc = bounded_yaml.load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {first_line(str(err))}") from None
     if doc is None:
@@ -237,9 +249,9 @@ def _json(text: str) -> Any:
     if not text.lstrip().startswith("{"):
         return None
     try:
-        return json.loads(text)
+        return bounded_json.loads(text)  # nesting bounded: 100,000 `{` is refused, not a RecursionError
     except ValueError:
-        return None  # YAML's flow style, say: YAML says what it is
+        return None  # YAML's flow style, or too deep, say: the bounded YAML loader says what it is
 
 
 def _merge(files: list[tuple[Path, dict[str, Any]]]) -> Merged:
@@ -269,7 +281,8 @@ def _pick(merged: Merged, item: str, name: Any, what: str) -> ConfigNode:
         return ConfigNode(f"{item}[none]", {}, None)
     found = merged.entries[item].get(str(name))
     if found is None:
-        raise AicrError(Code.KUBECONFIG, f'{what} "{name}" not found in the kubeconfig')
+        raise AicrError(Code.KUBECONFIG, f'{what} "{shown_argument(name) if isinstance(name, str) else shown(name)}" '
+                        "not found in the kubeconfig")
     return ConfigNode(found.name, copy.deepcopy(found.value), found.path)
 
 
@@ -310,7 +323,7 @@ def _server_url(server: str) -> str:
     url = server if "://" in server else f"https://{server}"
     scheme, _, rest = url.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.strip("/"):
-        raise AicrError(Code.KUBECONFIG, f"server {server!r} is not an http(s) URL")
+        raise AicrError(Code.KUBECONFIG, f"server {shown(server, 200)} is not an http(s) URL")
     return url
 
 
@@ -346,6 +359,11 @@ def _impersonation(user: Mapping[str, Any], o: Overrides) -> Impersonation:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def quoted(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """Another program's text (a plugin's stderr) for a message: at most `limit` characters, cut with `...`."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def first_line(text: str) -> str:
@@ -443,13 +461,19 @@ class _BoundedExec(ExecProvider):
         try:
             process = subprocess.Popen(
                 self.args, stdout=subprocess.PIPE, stderr=None if interactive else subprocess.PIPE,
-                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env, text=True,
+                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
                 start_new_session=not interactive)  # its own group, so that killing it kills its children
         except OSError as err:
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {err}") from None
         try:
             with self.deadline.watching_process(process):  # on any thread: killed, group and all, at the deadline
-                stdout, stderr = process.communicate(timeout=timeout)
+                outputs = read_bounded(process, MAX_OUTPUT_BYTES, timeout)
+                process.wait(timeout=timeout)  # its pipes are closed: it is ending (the watchdog kills it otherwise)
+        except OutputTooLarge as err:
+            _kill(process, interactive)
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin {self.name} failed: credential plugin output too "
+                            f"large (more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB on its {err.stream}); it was "
+                            "stopped") from None
         except (subprocess.TimeoutExpired, Alarm):
             _kill(process, interactive)
             raise self.deadline.expired(f'the credentials plugin "{command}"') from None
@@ -458,8 +482,9 @@ class _BoundedExec(ExecProvider):
             raise
         if self.deadline.fired:
             raise self.deadline.expired(f'the credentials plugin "{command}"')
+        stdout, stderr = (part.decode("utf-8", "replace") for part in outputs)
         if process.returncode != 0:
-            detail = first_line(stderr or "") if stderr and stderr.strip() else ""
+            detail = quoted(first_line(stderr)) if stderr.strip() else ""
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: exec: process returned "
                             f"{process.returncode}" + (f". {detail}" if detail else ""))
         try:
@@ -473,9 +498,54 @@ class _BoundedExec(ExecProvider):
             raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its output is no ExecCredential")
         if data.get("apiVersion") != self.api_version:
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: it answered apiVersion "
-                            f"{data.get('apiVersion')!r}, not {self.api_version!r}")
+                            f"{shown(data.get('apiVersion'))}, not {shown(self.api_version)}")
         status: dict[str, Any] = data["status"]
         return status
+
+
+class OutputTooLarge(Exception):
+    """A process wrote more than the limit to one of its pipes (`stream`: stdout or stderr)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.stream = stream
+
+
+def read_bounded(process: subprocess.Popen[bytes], limit: int, timeout: float | None) -> tuple[bytes, bytes]:
+    """All a process writes to its stdout and stderr pipes (those it has) up to their end, as communicate(),
+    but OutputTooLarge as soon as one passes `limit` bytes (the caller kills it) and TimeoutExpired when
+    `timeout` seconds pass first. A plugin that wrote for ever took 4.9 GB in 9 s (issue 23).
+
+    The pipes are closed on the way out: a process still writing then gets SIGPIPE.
+    """
+    import selectors
+    import time
+
+    ends = None if timeout is None else time.monotonic() + timeout
+    named = [(name, pipe) for name, pipe in (("stdout", process.stdout), ("stderr", process.stderr)) if pipe]
+    read = {pipe.fileno(): bytearray() for _, pipe in named}
+    names = {pipe.fileno(): name for name, pipe in named}
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in read:
+                selector.register(fd, selectors.EVENT_READ)
+            while selector.get_map():
+                left = None if ends is None else ends - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(process.args, timeout or 0)
+                for key, _ in selector.select(left):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                    elif len(read[key.fd]) + len(chunk) > limit:
+                        raise OutputTooLarge(names[key.fd])
+                    else:
+                        read[key.fd] += chunk
+        by_name = {names[fd]: bytes(data) for fd, data in read.items()}
+        return by_name.get("stdout", b""), by_name.get("stderr", b"")
+    finally:
+        for _, pipe in named:
+            pipe.close()
 
 
 EXEC_EXTENSION = "client.authentication.k8s.io/exec"
@@ -511,7 +581,7 @@ def exec_cluster(cluster: Mapping[str, Any], base_path: str | None = None) -> di
     return info
 
 
-def _kill(process: subprocess.Popen[str], interactive: bool) -> None:
+def _kill(process: subprocess.Popen[bytes], interactive: bool) -> None:
     try:
         if interactive:
             process.kill()
