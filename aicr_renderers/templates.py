@@ -57,7 +57,7 @@ def parse_template(text: str) -> jsonpath.Template:
     try:
         return jsonpath.parse(text)
     except jsonpath.JsonPathError as err:
-        raise UsageError(f"error parsing jsonpath {shown_argument(text)}: {shown_argument(str(err), 200)}") from None
+        raise UsageError(f"error parsing jsonpath {echoed(text)}: {shown_argument(str(err), 200)}") from None
 
 
 class JsonPathRenderer(Renderer):
@@ -79,7 +79,7 @@ class JsonPathRenderer(Renderer):
         try:
             text = self.template.execute(document(result), allow_missing=self.options.allow_missing_template_keys)
         except jsonpath.JsonPathError as err:
-            raise UsageError(f"error executing jsonpath {shown_argument(self.template.source)}: "
+            raise UsageError(f"error executing jsonpath {echoed(self.template.source)}: "
                              f"{shown_argument(str(err), 200)}; nothing was printed") \
                 from None
         out.write(safe(text))
@@ -91,3 +91,9 @@ class JsonPathFileRenderer(JsonPathRenderer):
 
     def parse_argument(self, argument: str) -> None:
         self.template = parse_template(read_template_file(argument, self.flag))
+
+
+def echoed(template: str) -> str:
+    """A template as its error echoes it: whole up to 200 characters (the error line escapes control
+    characters, so a file's trailing newline reads `\\n`, as before), else a short escaped prefix."""
+    return template if len(template) <= 200 else shown_argument(template)
