@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """Speed and memory of kubectl-aicr, side by side in one run, as ratios against their baselines.
 
-Everything runs from a regular (not editable) install of this checkout into a temporary virtualenv
-made by this script (an editable install adds an import finder to every start). Commands are
-interleaved within each round, so machine drift hits all alike; figures are medians.
+Everything runs from regular (not editable) installs into temporary virtualenvs made by this
+script (an editable install adds an import finder to every start): this checkout, and the baseline
+commit (BASELINE, or --baseline REV) taken from git (`git archive`) and installed the same way.
+Commands are interleaved within each round (every other round in reverse order), so machine drift
+hits all alike; figures are medians, with the spread of the per-round ratios (first to third
+quartile) beside each ratio, and the ratio of the median CPU time (user + system), which another
+process's load disturbs less than wall time: say the load average beside any figure.
 
-Targets (issue 7, "Performance target, restated"):
+Targets (issue 7, restated by issue 20), on wall time:
   - `kubectl-aicr describe NAME` within 1.10x of the floor of our stack,
     `python -c 'import kubernetes.config, cliff.app, stevedore'`;
-  - its peak RSS within 1.2x of `kubectl get runtimerollout NAME -o yaml`'s;
-  - `kubectl-aicr help` within 1.8x of `kubectl version --client`;
+  - `kubectl-aicr help` within 1.15x of its own floor, `python -c 'import cliff.app, stevedore'`;
+  - `describe` and `help` within 1.03x of the same commands at the baseline commit;
+  - `describe`'s peak RSS within 1.2x of `kubectl get runtimerollout NAME -o yaml`'s;
   - describe of a 64-step rollout with a ~0.9 MiB report within 1.2x of a small one (time and RSS).
-kubectl's own ratios are printed beside ours. Without a target: approve with every built-in
+kubectl's own figures are printed beside ours. Without a target: approve with every built-in
 approval policy active beside approve with no policy file (what the policy engine costs).
 
-    .venv/bin/python bench/bench.py [--runs N] [--no-cluster]
+    .venv/bin/python bench/bench.py [--runs N] [--no-cluster] [--baseline REV]
 """
 from __future__ import annotations
 
@@ -35,12 +40,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
 FLOOR = "import kubernetes.config, cliff.app, stevedore"
+HELP_FLOOR = "import cliff.app, stevedore"
+BASELINE = "15616c0"  # the head before issue 20's round of work
 
 
 @dataclass
 class Sample:
     seconds: float
     peak_kib: int
+    cpu_seconds: float
+
+
+@dataclass
+class Figures:
+    """One command's samples, round by round."""
+
+    samples: list[Sample]
+
+    @property
+    def seconds(self) -> float:
+        return statistics.median(s.seconds for s in self.samples)
+
+    @property
+    def peak_kib(self) -> int:
+        return int(statistics.median(s.peak_kib for s in self.samples))
+
+    @property
+    def cpu_seconds(self) -> float:
+        return statistics.median(s.cpu_seconds for s in self.samples)
 
 
 # Peak RSS is what wait4 reports for a child; a child forked from this (large) process would inherit
@@ -59,7 +86,8 @@ for line in sys.stdin:
         finally:
             os._exit(127)
     _, status, usage = os.wait4(pid, 0)
-    print(json.dumps([time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(status)]), flush=True)
+    print(json.dumps([time.perf_counter() - started, usage.ru_maxrss, usage.ru_utime + usage.ru_stime,
+                      os.waitstatus_to_exitcode(status)]), flush=True)
 """
 
 
@@ -72,10 +100,10 @@ class Spawner:
         assert self.proc.stdin and self.proc.stdout
         self.proc.stdin.write(json.dumps(args) + "\n")
         self.proc.stdin.flush()
-        seconds, peak_kib, code = json.loads(self.proc.stdout.readline())
+        seconds, peak_kib, cpu_seconds, code = json.loads(self.proc.stdout.readline())
         if code != 0:
             raise SystemExit(f"{' '.join(args)} failed with exit code {code}")
-        return Sample(seconds, peak_kib)
+        return Sample(seconds, peak_kib, cpu_seconds)
 
     def close(self) -> None:
         if self.proc.stdin:
@@ -83,56 +111,93 @@ class Spawner:
         self.proc.wait()
 
 
-def measure(runs: int, commands: dict[str, Callable[[], list[str]]], env: dict[str, str]) -> dict[str, Sample]:
-    """Median wall time and median peak RSS of each command, rounds interleaved, after one warm-up each."""
+def measure(runs: int, commands: dict[str, Callable[[], list[str]]], env: dict[str, str]) -> dict[str, Figures]:
+    """Each command `runs` times, rounds interleaved (every other one reversed), after one warm-up each."""
     spawner = Spawner(env)
     try:
         for make in commands.values():
             spawner.run(make())
         samples: dict[str, list[Sample]] = {name: [] for name in commands}
-        for _ in range(runs):
-            for name, make in commands.items():
+        for round_ in range(runs):
+            order = list(commands.items())
+            for name, make in order if round_ % 2 == 0 else reversed(order):
                 samples[name].append(spawner.run(make()))
     finally:
         spawner.close()
-    return {name: Sample(statistics.median(s.seconds for s in got), int(statistics.median(s.peak_kib for s in got)))
-            for name, got in samples.items()}
+    return {name: Figures(got) for name, got in samples.items()}
 
 
-def regular_install(folder: Path) -> Path:
-    """`pip install .` into a fresh virtualenv; returns its bin/."""
+def regular_install(folder: Path, source: Path = ROOT) -> Path:
+    """`pip install SOURCE` (not editable) into a fresh virtualenv; returns its bin/."""
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
     pip = [str(folder / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run([*pip, str(ROOT)], check=True, cwd=folder)
+    subprocess.run([*pip, str(source)], check=True, cwd=folder)
     return folder / "bin"
+
+
+def baseline_install(folder: Path, rev: str) -> Path:
+    """The tree of commit REV (`git archive`, so nothing of this worktree leaks in), installed as above."""
+    tree = folder / "tree"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev], capture_output=True)
+    if archive.returncode != 0:
+        raise SystemExit(f"cannot take the baseline {rev} from git: {archive.stderr.decode().strip()} "
+                         "(a shallow clone lacks it: git fetch --unshallow, or pass --baseline REV)")
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return regular_install(folder / "venv", tree)
+
+
+def print_figures(title: str, got: dict[str, Figures]) -> None:
+    print(f"\n{title}, median of {len(next(iter(got.values())).samples)} runs "
+          "(wall time, its first to third quartile, CPU time, peak RSS):")
+    for name, f in got.items():
+        q1, _, q3 = statistics.quantiles([s.seconds for s in f.samples], n=4)
+        print(f"  {name:<58} {f.seconds * 1000:>7.1f} ms ({q1 * 1000:.0f}-{q3 * 1000:.0f})"
+              f" {f.cpu_seconds * 1000:>6.1f} ms CPU {f.peak_kib / 1024:>6.1f} MiB")
 
 
 def row(label: str, value: float, base: float, target: float | None, unit: str = "x") -> str:
     ratio = value / base
-    verdict = "" if target is None else (f"target {target:.2f}{unit}: " + ("met" if ratio <= target else "NOT MET"))
+    verdict = "" if target is None else (f"target {target:.2f}{unit}: " + ("met" if ratio <= target else "NOT met"))
     return f"  {label:<58} {ratio:>6.2f}{unit}  {verdict}"
 
 
-def startup(runs: int, aicr_bin: Path, kubectl: str, env: dict[str, str]) -> None:
+def time_row(label: str, value: Figures, base: Figures, target: float | None) -> str:
+    """The ratio of the median wall times, the quartiles of the per-round ratios, the ratio of CPU times."""
+    rounds = [a.seconds / b.seconds for a, b in zip(value.samples, base.samples, strict=True)]
+    q1, _, q3 = statistics.quantiles(rounds, n=4)
+    ratio = value.seconds / base.seconds
+    verdict = "" if target is None else (f"target {target:.2f}x: " + ("met" if ratio <= target else "NOT met"))
+    return (f"  {label:<58} {ratio:>6.2f}x  (rounds {q1:.2f}-{q3:.2f}, CPU "
+            f"{value.cpu_seconds / base.cpu_seconds:.2f}x)  {verdict}")
+
+
+def load_average() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} CPUs"
+
+
+def startup(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, env: dict[str, str]) -> None:
     python = str(aicr_bin / "python")
+    print(f"\nStart-up ({load_average()} before the runs)", flush=True)
     got = measure(runs, {
         "kubectl version --client": lambda: [kubectl, "version", "--client"],
         "python -c pass": lambda: [python, "-c", "pass"],
-        "floor": lambda: [python, "-c", FLOOR],
-        "python -c 'import cliff.app'": lambda: [python, "-c", "import cliff.app"],
+        "help floor: python -c 'import cliff.app, stevedore'": lambda: [python, "-c", HELP_FLOOR],
         "kubectl-aicr help": lambda: [str(aicr_bin / "kubectl-aicr"), "help"],
+        f"kubectl-aicr help at {rev}": lambda: [str(base_bin / "kubectl-aicr"), "help"],
         "kubectl-aicr --help": lambda: [str(aicr_bin / "kubectl-aicr"), "--help"],
     }, env)
-    print(f"\nStart-up, median of {runs} runs (wall time, peak RSS):")
-    for name, s in got.items():
-        print(f"  {name:<58} {s.seconds * 1000:>7.1f} ms {s.peak_kib / 1024:>6.1f} MiB")
-    kubectl_s = got["kubectl version --client"].seconds
-    print(row("kubectl-aicr help / kubectl version --client", got["kubectl-aicr help"].seconds, kubectl_s, 1.8))
-    print(row("  python -c pass / kubectl version --client", got["python -c pass"].seconds, kubectl_s, None))
-    print(row("  python -c 'import cliff.app' / kubectl version --client",
-              got["python -c 'import cliff.app'"].seconds, kubectl_s, None))
-    print(row("  floor / kubectl version --client", got["floor"].seconds, kubectl_s, None))
-    print(f"  (floor: python -c '{FLOOR}')")
+    print_figures("Start-up", got)
+    print(f"  ({load_average()} after the runs)")
+    help_ = got["kubectl-aicr help"]
+    print(time_row("help / help floor (time)", help_, got["help floor: python -c 'import cliff.app, stevedore'"],
+                   1.15))
+    print(time_row(f"help / help at {rev} (time)", help_, got[f"kubectl-aicr help at {rev}"], 1.03))
+    print(time_row("  kubectl-aicr help / kubectl version --client (time)", help_,
+                   got["kubectl version --client"], None))
+    print(time_row("  python -c pass / kubectl version --client (time)", got["python -c pass"],
+                   got["kubectl version --client"], None))
+    print(f"  (help floor: python -c '{HELP_FLOOR}')")
 
 
 def big_rollout(seed: object) -> str:
@@ -153,7 +218,7 @@ def big_rollout(seed: object) -> str:
     return seed.rollout(report=report, steps=steps, step_states=states, records=records)  # type: ignore[attr-defined]
 
 
-def cluster(runs: int, aicr_bin: Path, kubectl: str, env: dict[str, str]) -> None:
+def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, env: dict[str, str]) -> None:
     import testbed
 
     plane = testbed.ControlPlane().start()
@@ -163,28 +228,32 @@ def cluster(runs: int, aicr_bin: Path, kubectl: str, env: dict[str, str]) -> Non
         small = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
         big = big_rollout(seed)
         aicr, python = str(aicr_bin / "kubectl-aicr"), str(aicr_bin / "python")
+        print(f"\nOn the local control plane ({load_average()} before the runs)", flush=True)
         got = measure(runs, {
             "floor": lambda: [python, "-c", FLOOR],
             "kubectl get runtimerollout NAME -o yaml": lambda: [kubectl, "get", "runtimerollout", small, "-o", "yaml"],
             "kubectl version --client": lambda: [kubectl, "version", "--client"],
             "kubectl-aicr describe NAME": lambda: [aicr, "describe", small],
+            f"kubectl-aicr describe NAME at {rev}": lambda: [str(base_bin / "kubectl-aicr"), "describe", small],
             "kubectl-aicr describe BIG (64 steps, 0.9 MiB report)": lambda: [aicr, "describe", big],
             "kubectl get runtimerollout BIG -o yaml": lambda: [kubectl, "get", "runtimerollout", big, "-o", "yaml"],
         }, env)
-        print(f"\nOn the local control plane, median of {runs} runs (wall time, peak RSS):")
-        for name, s in got.items():
-            print(f"  {name:<58} {s.seconds * 1000:>7.1f} ms {s.peak_kib / 1024:>6.1f} MiB")
+        print_figures("On the local control plane", got)
+        print(f"  ({load_average()} after the runs)")
         describe, get = got["kubectl-aicr describe NAME"], got["kubectl get runtimerollout NAME -o yaml"]
         big_describe, big_get = got["kubectl-aicr describe BIG (64 steps, 0.9 MiB report)"], \
             got["kubectl get runtimerollout BIG -o yaml"]
-        print(row("describe / floor (time)", describe.seconds, got["floor"].seconds, 1.10))
-        print(row("  kubectl: get -o yaml / version --client (time)", get.seconds,
-                  got["kubectl version --client"].seconds, None))
+        print(time_row("describe / floor (time)", describe, got["floor"], 1.10))
+        print(time_row(f"describe / describe at {rev} (time)", describe, got[f"kubectl-aicr describe NAME at {rev}"],
+                       1.03))
+        print(time_row("  kubectl: get -o yaml / version --client (time)", get, got["kubectl version --client"],
+                       None))
         print(row("describe / kubectl get -o yaml (peak RSS)", describe.peak_kib, get.peak_kib, 1.2))
-        print(row("describe BIG / describe small (time)", big_describe.seconds, describe.seconds, 1.2))
+        print(time_row("describe BIG / describe small (time)", big_describe, describe, 1.2))
         print(row("describe BIG / describe small (peak RSS)", big_describe.peak_kib, describe.peak_kib, 1.2))
-        print(row("  kubectl: get BIG / get small (time)", big_get.seconds, get.seconds, None))
+        print(time_row("  kubectl: get BIG / get small (time)", big_get, get, None))
         print(row("  kubectl: get BIG / get small (peak RSS)", big_get.peak_kib, get.peak_kib, None))
+        print(f"  (floor: python -c '{FLOOR}')")
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "requests"
             for label, args in (("describe", ["describe", small]),
@@ -230,19 +299,19 @@ def policies(runs: int, aicr: str, plane: Any, seed: Any, env: dict[str, str]) -
             lambda: [aicr, "approve", admin_seed.rollout(report=report, namespace=namespace), "--reason", "CHG-1 bench",
                      "--operator-namespace", namespace],
     }, admin)
-    print(f"\nApproval policies, fresh rollouts with a verified report, median of {runs} runs (wall time, peak RSS):")
-    for name, s in got.items():
-        print(f"  {name:<58} {s.seconds * 1000:>7.1f} ms {s.peak_kib / 1024:>6.1f} MiB")
+    print_figures("Approval policies, fresh rollouts with a verified report", got)
     without = got["kubectl-aicr approve (no policy file)"]
     with_ = got["kubectl-aicr approve (7 built-in policies active)"]
-    print(row("approve with the pack / without a policy file (time)", with_.seconds, without.seconds, None))
+    print(time_row("approve with the pack / without a policy file (time)", with_, without, None))
     print(row("approve with the pack / without a policy file (peak RSS)", with_.peak_kib, without.peak_kib, None))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--no-cluster", action="store_true", help="only the start-up figures")
+    parser.add_argument("--baseline", default=BASELINE, metavar="REV",
+                        help=f"the commit that describe and help are compared with (default {BASELINE})")
     args = parser.parse_args()
     kubectl = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
     if kubectl is None:
@@ -253,13 +322,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-", dir=ROOT / "build") as tmp:
         print("installing this checkout (regular install) into a temporary virtualenv under build/...", flush=True)
         aicr_bin = regular_install(Path(tmp) / "venv")
+        print(f"installing the baseline {args.baseline} (git archive, regular install) beside it...", flush=True)
+        base_bin = baseline_install(Path(tmp) / "baseline", args.baseline)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_", "PYTHON"))}
         env["PATH"] = f"{aicr_bin}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # stevedore's entry-point cache, warmed by the warm-up
-        startup(args.runs, aicr_bin, kubectl, env)
+        startup(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env)
         if not args.no_cluster:
             os.environ["PATH"] = env["PATH"]  # the testbed's kubectl
-            cluster(args.runs, aicr_bin, kubectl, env)
+            cluster(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env)
 
 
 if __name__ == "__main__":
