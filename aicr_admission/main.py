@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Request, Response
     from aicr_core.domain import operator_api as api
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 DEFAULT_PORT = 8443
 DEFAULT_METRICS_PORT = 8080
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     logging.getLogger().handlers[:] = [LibraryLog(log)]
     namespace = args.operator_namespace
 
-    def session() -> Cluster:
+    def session() -> KubeSession:
         """A session on the shared connection pool with a deadline of its own (one per read)."""
         from aicr_core.session.deadline import Deadline
 
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     return 0
 
 
-def service_session(kubeconfig: str | None) -> Cluster:
+def service_session(kubeconfig: str | None) -> KubeSession:
     """A session from --kubeconfig, else from the pod's service account (the official client's in-cluster loader)."""
     from aicr_core.session import kube
     from aicr_core.session.deadline import Deadline
@@ -255,7 +255,7 @@ def service_session(kubeconfig: str | None) -> Cluster:
         load_incluster_config(client_configuration=configuration)  # re-reads the projected token as it rotates
     except ConfigException as err:
         raise AicrError(Code.KUBECONFIG, f"no --kubeconfig, and not running in a pod: {err}") from None
-    return kube.Cluster(Settings(configuration, Impersonation(), "the pod's service account"), Deadline(30.0))
+    return kube.KubeSession(Settings(configuration, Impersonation(), "the pod's service account"), Deadline(30.0))
 
 
 class Webhook:

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, start_http_server
 
-from aicr_core.domain.operator_api import ACTION_NAMES
+from aicr_core.domain.actions import ACTIONS
 from aicr_core.errors import Code, VerdictWord
 
 if TYPE_CHECKING:
     from aicr_admission.review import Answer
 
-ACTIONS = ACTION_NAMES  # the operator API's names of the actions, spelled once
 # From 1 ms to 3 s, chosen from measurement (bench/admission_bench.py; docs/webhook.md, "Metrics"): on a kept
 # connection p50 0.5-0.9 ms, p99 3 ms unloaded and 10-33 ms loaded; a new connection adds its TLS handshake;
 # churning connections at 64 writers reached p99 190-370 ms; an assessment read up to its 2 s deadline. Fine

@@ -32,10 +32,11 @@ from typing import Any
 
 from aicr_core import clock
 from aicr_core.domain import operator_api as api
-from aicr_core.domain.actions import ACTIONS, Action, approval_expiry_problem
+from aicr_core.domain.action_rules import approval_expiry_problem
+from aicr_core.domain.actions import ACTIONS, Action
 from aicr_core.domain.hookspecs import Identity, PolicyContext
 from aicr_core.domain.policy_engine import PolicyEngine
-from aicr_core.domain.rollouts import decide_write
+from aicr_core.domain.write_decision import decide_write, wants_assessment
 from aicr_core.errors import AicrError, Code, VerdictWord
 
 COMMAND = "admission"
@@ -140,13 +141,14 @@ def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, 
     for action, value in proposals:
         overrides = [name for o in adds.overrides if o.user == username and o.action == action.name
                      for name in o.policies]
-        try:
-            decision = decide_write(action, value, engine=engine, rollout=before, user=user, context=context,
-                                    overrides=overrides, read_assessment=lambda: read_assessment(before))
-        except AicrError as err:  # the read's own deadline: no answer is a refusal here (fail closed)
-            refusals.append(AicrError(Code.POLICY_ERROR, f"cannot read the assessment report: {err.message}; "
-                                      "refusing (fail closed)"))
-            continue
+        assessment: api.Assessment | AicrError | None = None
+        if wants_assessment(engine, action):  # read only when an active policy asks for it
+            try:
+                assessment = read_assessment(before)
+            except AicrError as err:  # its own deadline included: no answer is a refusal here (fail closed)
+                assessment = err
+        decision = decide_write(action, value, engine=engine, rollout=before, user=user, context=context,
+                                overrides=overrides, assessment=assessment)
         answer.warnings += decision.warnings()
         answer.overridden += decision.overridden
         answer.violated += [o.policy for o in decision.outcomes if o.verdict.refuses]

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, Union
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _fleet_write
-from aicr_commands._fleet_write import FAILED, SKIPPED, VERBS, item
+from aicr_commands._fleet_write import ALREADY_APPROVED, FAILED, SKIPPED, item
 from aicr_core import clock
+from aicr_core.domain.actions import APPROVE
 from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.result import Progress, Result, Stream
@@ -43,12 +44,18 @@ def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
     from aicr_core.fleet import waves_file
 
     plan = waves_file.load(args.waves)
-    verb = VERBS["approve"]
-    _fleet_write.check_inputs(args, verb)
-    assignment = waves_file.assign(plan, fleet.context_names(getattr(args, "kubeconfig", None)))
-    _fleet_write.check_confirmation(args, verb)
+    waves_file.check_selectors(plan, fleet.from_profiles(args), args.waves)
+    _fleet_write.check_inputs(args, APPROVE)
+    _fleet_write.check_confirmation(args, APPROVE)
+    if fleet.from_profiles(args):  # the hub is read here (a call): after every check that needs none
+        profiles = fleet.inventory(args)
+        assignment = waves_file.assign(plan, profiles.names, profiles.labels, kind="ClusterProfile",
+                                       among=profiles.among)
+    else:
+        profiles = None
+        assignment = waves_file.assign(plan, fleet.context_names(getattr(args, "kubeconfig", None)))
     contexts = [context for _, members in assignment for context in members]
-    run = _Run(command, args, plan, assignment, fleet.Fleet.from_args(args, contexts))
+    run = _Run(command, args, plan, assignment, fleet.Fleet.from_args(args, contexts, profiles))
     return Stream(run.events())
 
 
@@ -132,8 +139,8 @@ class _Run:
 
     def confirmed(self) -> bool:
         clusters = sum(len(members) for _, members in self.assignment)
-        return _fleet_write.confirm(self.command, f"Approve the rollouts of plan {self.args.plan} in {clusters} "
-                                                  f"clusters, wave by wave ({len(self.assignment)} waves)?")
+        return _fleet_write.confirm(self.command, f"{APPROVE.title} the rollouts of plan {self.args.plan} in "
+                                                  f"{clusters} clusters, wave by wave ({len(self.assignment)} waves)?")
 
     # -- one wave -------------------------------------------------------------------------------------
     def one_wave(self, wave: Wave, members: list[str]) -> Generator[Progress, None, int]:  # returns its failures
@@ -182,7 +189,7 @@ class _Run:
             return _Start(item(turn.context, FAILED, newest.name, None,
                                f"{newest.name} ended {newest.outcome or 'with no outcome'} and no newer attempt "
                                "is open (the operator retries with a new rollout)"))
-        refusal = _fleet_write.would_refuse(VERBS["approve"], self.args, rollout)
+        refusal = _fleet_write.would_refuse(APPROVE, self.args, rollout)
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED and self.dry:
             return _Start(_fleet_write.refusal_item(turn.context, rollout.name, refusal))
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED:
@@ -191,13 +198,13 @@ class _Run:
         if refusal is not None:
             entry = _fleet_write.refusal_item(turn.context, rollout.name, refusal)
             return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED})
-        entry, warnings = _fleet_write.write_one(self.command, self.args, VERBS["approve"], turn, rollout.name)
+        entry, warnings = _fleet_write.write_one(self.command, self.args, APPROVE, turn, rollout.name)
         if self.dry:
             return _Start(entry, warnings=warnings)
-        if entry["result"] == "approved":
+        if entry["result"] == APPROVE.past:
             turn.note(f"approved {rollout.name}")
             return _Start(entry, follow=rollout, warnings=warnings)
-        if entry["result"] == "already-approved":
+        if entry["result"] == ALREADY_APPROVED:
             turn.note(f"{rollout.name} already approved: following it")
             return _Start(entry, follow=rollout, warnings=warnings)
         return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED}, warnings=warnings)
@@ -262,7 +269,7 @@ def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
     from aicr_core.session.watch import follow
 
     told: set[str] = set()
-    for obj in follow(turn.cluster, api.rollouts_path(), rollout.name, f"rollout {rollout.name}"):
+    for obj in follow(turn.session, api.rollouts_path(), rollout.name, f"rollout {rollout.name}"):
         current = api.parse_rollout(obj, records=False)
         if current.ended:
             return current.outcome or "with no outcome"
@@ -279,7 +286,7 @@ def runtime_ready(turn: Turn) -> str:
     from aicr_core.domain import operator_api as api
     from aicr_core.domain.rollouts import get_object
 
-    runtime = get_object(turn.cluster, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
+    runtime = get_object(turn.session, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
     status: dict[str, Any] = runtime["status"] if isinstance(runtime.get("status"), dict) else {}
     conditions: list[Any] = status["conditions"] if isinstance(status.get("conditions"), list) else []
     ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 from aicr_core.errors import AicrError
 
 if TYPE_CHECKING:
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/default/events"
 RECENT = 20  # at most this many, the latest
 
 
-def start_reading(cluster: Cluster, rollout: str) -> Callable[[], list[dict[str, Any]] | None]:
+def start_reading(cluster: KubeSession, rollout: str) -> Callable[[], list[dict[str, Any]] | None]:
     """Start the read; the function returned waits for it: the Events oldest first, or None if unreadable.
 
     The thread reads on a copy of the session with a deadline of its own (the

@@ -1,8 +1,9 @@
 """The fleet form of a command: the same command run once per selected cluster, results gathered.
 
-A fleet variant never reimplements a command: it runs the command's own `take_action` per
-cluster, with that cluster's session in the arguments (`_rollouts.session` returns it), and
-turns the per-cluster results into one document (items with `context`, `errors`).
+A fleet variant never reimplements a command: it runs the command's own single-cluster body
+per cluster (`take_action_on(args, session)`), passing that cluster's session explicitly, and
+turns the per-cluster results into one document (items with `context`, `errors`). The writes
+(approve, revoke, acknowledge) call the domain's write with each cluster's session (`_fleet_write`).
 
 Imported by command modules at module level: nothing heavy here.
 """
@@ -20,19 +21,21 @@ if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api
     from aicr_core.fleet.fan_out import Outcome, Turn
     from aicr_core.framework.command import AicrCommand
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 # What a per-cluster copy of the arguments must not carry: it is one cluster's command.
-_SINGLE = {"contexts": None, "all_contexts": False, "parallel": None, "plan": None, "waves": None, "yes": False}
+_SINGLE = {"contexts": None, "all_contexts": False, "parallel": None, "plan": None, "waves": None, "yes": False,
+           "cluster_profiles": False, "profile_namespace": None, "profile_selector": None,
+           "cluster_profile_providers": None}
 
 
 # -- which form -----------------------------------------------------------------------------------
 
 def read_form(args: argparse.Namespace) -> bool:
-    """list, version: across clusters with --contexts/--all-contexts; --parallel alone is [USAGE]."""
+    """list, version: across clusters with --contexts/--all-contexts/--cluster-profiles; --parallel alone is [USAGE]."""
     if not fleet.selected(args):
         if getattr(args, "parallel", None) is not None:
-            raise UsageError("--parallel needs --contexts or --all-contexts")
+            raise UsageError("--parallel needs --contexts, --all-contexts or --cluster-profiles")
         return False
     fleet.check_selection(args)
     return True
@@ -50,7 +53,8 @@ def plan_form(args: argparse.Namespace, command: str, target: str | None) -> boo
             raise UsageError(f"{given[0]} needs --plan DIGEST in place of ROLLOUT")
         raise UsageError("the following arguments are required: ROLLOUT")
     if not fleet.selected(args):
-        choices = "--contexts, --all-contexts or --waves" if hasattr(args, "waves") else "--contexts or --all-contexts"
+        choices = ("--contexts, --all-contexts, --cluster-profiles or --waves" if hasattr(args, "waves")
+                   else "--contexts, --all-contexts or --cluster-profiles")
         raise UsageError(f"--plan needs {choices}: it picks the rollout per cluster")
     fleet.check_selection(args)
     return True
@@ -68,13 +72,19 @@ class _ClusterApp:
         self.warnings.append(message)
 
 
+def cluster_args(args: argparse.Namespace, turn: Turn, **changes: Any) -> argparse.Namespace:
+    """The arguments of one cluster's command: no fleet flags, its context."""
+    return argparse.Namespace(**{**vars(args), **_SINGLE, "context": turn.context, **changes})
+
+
 def run_single(command: AicrCommand, args: argparse.Namespace, turn: Turn, **changes: Any) -> Result:
-    """The command, unchanged, on this cluster's session; its warnings prefixed with the context."""
+    """The command's single-cluster body on this cluster's session; its warnings prefixed with the context."""
     app = _ClusterApp()
     one = type(command)(app, None)  # type: ignore[arg-type]  # no cmd_name: the fleet's hooks ran once already
-    cluster_args = argparse.Namespace(**{**vars(args), **_SINGLE, "context": turn.context,
-                                         "fleet_session": turn.cluster, **changes})
-    result = one.take_action(cluster_args)
+    take_action_on = getattr(one, "take_action_on", None)
+    if take_action_on is None:
+        raise AicrError(Code.INTERNAL, f"{type(command).__name__} has no single-cluster body (take_action_on)")
+    result = take_action_on(cluster_args(args, turn, **changes), turn.session)
     if not isinstance(result, Result):
         raise AicrError(Code.INTERNAL, f"{type(command).__name__} returned no Result across clusters")
     warnings = tuple(f"context {turn.context}: {w}" for w in (*app.warnings, *result.warnings))
@@ -146,7 +156,7 @@ def whole_document(context: str, result: Result) -> list[dict[str, Any]]:
 
 # -- the plan's rollout in a cluster ------------------------------------------------------------------
 
-def plan_rollouts(cluster: Cluster, digest: str) -> list[api.Rollout]:
+def plan_rollouts(cluster: KubeSession, digest: str) -> list[api.Rollout]:
     """Every rollout to the plan (spec.to.digest compared in full), newest first: one LIST."""
     from aicr_commands._rollout_args import many_objects
     from aicr_core.domain import operator_api as api

@@ -1,7 +1,7 @@
 """approve|revoke|acknowledge --plan DIGEST across clusters: pick the plan's rollout, list, confirm, write.
 
-Each cluster's write is the single-cluster command, unchanged (its take_action on that
-cluster's session): its own refusals, its own policy file and overrides, its own
+Each cluster's write is the single-cluster write, unchanged (the domain's `rollout_write.write`
+on that cluster's session): its own refusals, its own policy file and overrides, its own
 SelfSubjectReview. What is added is only around it: the rollout picked by the plan's digest,
 the listing and the confirmation, and one result word a cluster.
 
@@ -12,27 +12,21 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet_forms as _fleet
+from aicr_commands import _rollout_args as _rollouts
+from aicr_commands._rollout_args import dry_run  # the waves' too
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.actions import Action
     from aicr_core.fleet.fan_out import Turn
     from aicr_core.framework.command import AicrCommand
 
-
-class Verb(NamedTuple):
-    command: str   # approve
-    title: str     # Approve (the question)
-    done: str      # approved (the result word)
-
-
-VERBS = {"approve": Verb("approve", "Approve", "approved"), "revoke": Verb("revoke", "Revoke", "revoked"),
-         "acknowledge": Verb("acknowledge", "Acknowledge", "acknowledged")}
 
 ALREADY_APPROVED, SKIPPED, REFUSED, FAILED = "already-approved", "skipped", "refused", "failed"
 # The single-cluster command's refusals that mean "nothing to do here", not a failure.
@@ -63,32 +57,28 @@ def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str,
 
 # -- before any call --------------------------------------------------------------------------------
 
-def check_inputs(args: argparse.Namespace, verb: Verb) -> None:
+def check_inputs(args: argparse.Namespace, action: Action) -> None:
     """What the single-cluster command checks before its first call, checked once for the fleet."""
     from aicr_core import clock
     from aicr_core.domain.write_limits import check_expires, check_reason
 
-    if verb.command in ("approve", "revoke"):
-        check_reason(args, verb.command)
-    if verb.command == "approve":
-        check_expires(args, clock.now())
+    if action.takes_reason:
+        check_reason(args.reason, action.name)
+    if action.takes_expires:
+        check_expires(args.expires, clock.now())
     if getattr(args, "policy_file", None) and dry_run(args) == "none":
         raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server; "
-                         f"a real {verb.command} always follows each cluster's policy file")
-
-
-def dry_run(args: argparse.Namespace) -> str:
-    return str(getattr(args, "dry_run", "none") or "none")
+                         f"a real {action.name} always follows each cluster's policy file")
 
 
 def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def check_confirmation(args: argparse.Namespace, verb: Verb) -> None:
+def check_confirmation(args: argparse.Namespace, action: Action) -> None:
     """Without a terminal to ask at, a real write needs --yes: [USAGE] before any call, nothing written."""
     if dry_run(args) == "none" and not args.yes and not interactive():
-        raise UsageError(f"{verb.command} --plan writes in several clusters: pass --yes to confirm "
+        raise UsageError(f"{action.name} --plan writes in several clusters: pass --yes to confirm "
                          "(stdin or stderr is no terminal to ask at); nothing was written")
 
 
@@ -103,52 +93,52 @@ class Pick:
 
 
 def pick(turn: Turn, digest: str) -> Pick:
-    rollouts = _fleet.plan_rollouts(turn.cluster, digest)
+    rollouts = _fleet.plan_rollouts(turn.session, digest)
     return Pick(rollouts, _fleet.open_rollout(rollouts, digest))
 
 
-def would_refuse(verb: Verb, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
+def would_refuse(action: Action, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
     """The command's own refusal of this rollout, as it would say it (before its policies), or None."""
     from aicr_core import clock
-    from aicr_core.domain.actions import ACTIONS
 
     try:  # the Action's own refusals, as the command runs them (the value it would propose is not needed)
-        ACTIONS[verb.command].propose(rollout, "", clock.now(), "",
-                                      args.expires.delta if getattr(args, "expires", None) is not None else None)
+        action.propose(rollout, "", clock.now(), "",
+                       args.expires.delta if getattr(args, "expires", None) is not None else None)
     except AicrError as err:
         return err
     return None
 
 
-def write_one(command: AicrCommand, args: argparse.Namespace, verb: Verb, turn: Turn,
+def write_one(command: AicrCommand, args: argparse.Namespace, action: Action, turn: Turn,
               rollout: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The single-cluster command on this cluster's rollout; its result word, and its warnings."""
+    """The single-cluster write on this cluster's rollout, with its session; its result word, and its warnings."""
+    from aicr_core.domain.rollout_write import write
+
     try:
-        result = _fleet.run_single(command, args, turn, rollout=rollout)
+        request = _rollouts.write_request(_fleet.cluster_args(args, turn, rollout=rollout), action, rollout)
+        written = write(turn.session, request)
     except AicrError as err:
         if err.code is Code.USAGE:  # the command's usage error (the fleet re-raises it), not this rollout's refusal
             raise
         return refusal_item(turn.context, rollout, err), ()
-    return item(turn.context, verb.done, rollout, None, written_message(result)), result.warnings
+    warnings = tuple(f"context {turn.context}: {w}" for w in written.warnings)
+    return item(turn.context, action.past, rollout, None, written_message(action, written.data)), warnings
 
 
-def written_message(result: Result) -> str:
-    data = result.data
-    user = data.get("user")
-    text = {"Approval": f"approved by {user} until {data.get('expires')}",
-            "Revocation": f"revoked by {user}",
-            "Acknowledgement": f"{data.get('release')} acknowledged by {user}"}.get(result.kind, result.kind)
+def written_message(action: Action, data: dict[str, Any]) -> str:
+    """The fleet's line of one cluster's write (the action's message), and whether it was a dry run."""
+    text = action.said(data)
     mode = data.get("dryRun")
     return f"{text} ({mode} dry run: nothing was written)" if mode in ("client", "server") else text
 
 
-def listing_lines(verb: Verb, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
+def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
     """What will be written, before it is: context, rollout, transition, phase."""
     from aicr_core.domain import operator_api as api
     from aicr_core.framework.text_layout import table, value
 
     clusters = len({context for context, _ in rows})
-    lines = [f"{verb.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
+    lines = [f"{action.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
              f"{clusters} cluster{'s' * (clusters != 1)}:"]
     lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE"], [
         [value(context), value(r.name), value(f"{api.short_digest(r.from_digest)}->{api.short_digest(r.to_digest)}"),
@@ -167,11 +157,10 @@ def confirm(command: AicrCommand, question: str) -> bool:
 
 # -- the command ---------------------------------------------------------------------------------------
 
-def fleet_write(command: AicrCommand, args: argparse.Namespace, action: str) -> Result:
+def fleet_write(command: AicrCommand, args: argparse.Namespace, action: Action) -> Result:
     """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite)."""
-    verb = VERBS[action]
-    check_inputs(args, verb)
-    check_confirmation(args, verb)
+    check_inputs(args, action)
+    check_confirmation(args, action)
     selection = fleet.Fleet.from_args(args)
     picks = selection.run(lambda turn: pick(turn, args.plan))
     items: dict[str, dict[str, Any]] = {}
@@ -185,21 +174,21 @@ def fleet_write(command: AicrCommand, args: argparse.Namespace, action: str) -> 
         if rollout is None:
             items[outcome.context] = item(outcome.context, SKIPPED, message=_fleet.no_open_rollout(args.plan))
             continue
-        refusal = would_refuse(verb, args, rollout)
+        refusal = would_refuse(action, args, rollout)
         if refusal is not None:
             items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal)
         else:
             to_write.append((outcome.context, rollout))
     if to_write:
-        write(command, "\n".join(listing_lines(verb, args.plan, to_write)) + "\n")
+        tell(command, "\n".join(listing_lines(action, args.plan, to_write)) + "\n")
         if dry_run(args) == "none" and not args.yes:
             clusters = len(to_write)
-            if not confirm(command, f"{verb.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
+            if not confirm(command, f"{action.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
                                     f"{clusters} cluster{'s' * (clusters != 1)}?"):
                 raise UsageError("not confirmed; nothing was written")
     names = dict(to_write)
     warnings: list[str] = []
-    written = selection.run(lambda turn: write_one(command, args, verb, turn, names[turn.context].name),
+    written = selection.run(lambda turn: write_one(command, args, action, turn, names[turn.context].name),
                             contexts=[context for context, _ in to_write])
     for done in written:
         if done.value is None:
@@ -226,7 +215,8 @@ def fleet_result(command: AicrCommand, items: list[dict[str, Any]], warnings: li
     return Result("FleetWrite", {"items": items, "errors": errors}, 1 if bad else 0, names, tuple(warnings))
 
 
-def write(command: AicrCommand, text: str) -> None:
+def tell(command: AicrCommand, text: str) -> None:
+    """`text` on stderr, made safe for a terminal (the listing before a fleet's write)."""
     from aicr_core.framework.terminal import safe
 
     command.app.stderr.write(safe(text))

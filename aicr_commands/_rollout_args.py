@@ -1,7 +1,7 @@
-"""What the rollout commands share: the ROLLOUT argument, the session, and the path of a write.
+"""What the rollout commands share: the ROLLOUT argument, the session, and a write's request from the flags.
 
-The domain itself (what an action is, the reads, the decision) is the core's:
-`aicr_core.domain.actions` and `aicr_core.domain.rollouts`; this module maps flags onto it.
+The domain itself (what an action is, the reads, the decision, the write) is the core's:
+`aicr_core.domain.actions`, `rollouts`, `write_decision` and `rollout_write`; this module maps flags onto it.
 
 Imported by command modules at module level, so it imports nothing heavy;
 `aicr_core.session.kube` (the Kubernetes client) is imported only when a command runs.
@@ -13,16 +13,14 @@ import re
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, UsageError
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from aicr_core.domain import operator_api as api  # imported when a command runs, so `help` stays fast
     from aicr_core.domain.actions import Action
-    from aicr_core.domain.policy_engine import Decision
+    from aicr_core.domain.rollout_write import WriteRequest
     from aicr_core.session.deadline import Deadline
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 # A Kubernetes object name (DNS subdomain): anything else cannot name a rollout
 # and must not reach a URL path.
@@ -109,19 +107,51 @@ def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
     action.completer = lambda prefix, **_: [m for m in DRY_RUN_MODES if m.startswith(prefix)]  # type: ignore[attr-defined]
 
 
-def session(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
+def session(args: argparse.Namespace, deadline: Deadline | None = None) -> KubeSession:
     """A session from the connection flags; `deadline` bounds all its calls (default: the command's).
     (Here so that command modules need not import the Kubernetes client before they run.)
 
-    Run across clusters (aicr_core.fleet.fan_out), a command is run once per cluster with that cluster's
-    session in `fleet_session`: the same code path, on the session the fleet made for it.
+    Across clusters the fleet makes each cluster's session and passes it explicitly (aicr_core.fleet.fan_out).
     """
     from aicr_core.session import kube
 
-    given: Cluster | None = getattr(args, "fleet_session", None)
-    if given is not None:
-        return given if deadline is None else kube.Cluster(given.settings, deadline)
     return kube.connect_args(args, deadline)
+
+
+def dry_run(args: argparse.Namespace) -> str:
+    return str(getattr(args, "dry_run", "none") or "none")
+
+
+def write_request(args: argparse.Namespace, action: Action, rollout: str, *,
+                  checking: str | None = None) -> WriteRequest:
+    """`action` on `rollout` as the flags ask it: their bounds checked before any call, --policy-file read.
+
+    `checking`: the words of a command that decides without writing (`policy check --action approve`):
+    --reason may then be left out (the policies that read it are skipped) and --policy-file is what it is for.
+    """
+    from aicr_core import clock
+    from aicr_core.domain import rollouts
+    from aicr_core.domain.rollout_write import WriteRequest
+    from aicr_core.domain.write_limits import check_expires, check_reason
+
+    reason: str | None = getattr(args, "reason", None) if action.takes_reason else None
+    if action.takes_reason and (checking is None or reason is not None):
+        reason = check_reason(reason, checking or action.name)
+    expires = getattr(args, "expires", None) if action.takes_expires else None
+    if action.takes_expires:
+        check_expires(expires, clock.now())  # a negative or unstorable --expires: before any API call
+    policy_file = getattr(args, "policy_file", None)
+    if checking is None and policy_file and dry_run(args) == "none":
+        # Trying a file is what --policy-file is for: with a real write, a local file would
+        # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
+        raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
+                         f"or policy check; a real {action.name} always follows the cluster's policy file")
+    # Read the local file first: a typo in its path fails before any request.
+    local = rollouts.read_local_policy_file(policy_file) if policy_file else None
+    return WriteRequest(rollout, action, reason=reason, expires=expires.delta if expires is not None else None,
+                        overrides=tuple(getattr(args, "override", None) or ()),
+                        dry_run="none" if checking else dry_run(args), operator_namespace=args.operator_namespace,
+                        local_policy=local, flags=dict(vars(args)))
 
 
 def waits_for_person(rollout: api.Rollout) -> bool:
@@ -133,131 +163,3 @@ def waits_for_person(rollout: api.Rollout) -> bool:
     if rollout.awaiting_acknowledgement and rollout.awaiting_release:
         return not any(a.release == rollout.awaiting_release for a in rollout.acknowledgements)
     return False
-
-
-class RolloutWrite:
-    """What approve, revoke, acknowledge and `policy check` share: who you are, the rollout, a decision, a write.
-
-    Requests: a SelfSubjectReview, a GET of the rollout, a GET of where the
-    policy file is and one of the file (after the command's own refusals), a GET of the assessment report
-    only if an active policy reads it, a conditional PATCH (and a second GET
-    of the rollout only when the PATCH lost a race; an access review only
-    when the policy file may not be read). `--dry-run=server` sends
-    that PATCH with dryRun=All; `--dry-run=client` sends two
-    SelfSubjectAccessReviews instead and no write.
-    """
-
-    def __init__(self, args: argparse.Namespace, action: Action, *, writes: bool = True) -> None:
-        from aicr_core.domain import rollouts
-
-        if writes and getattr(args, "policy_file", None) and getattr(args, "dry_run", "none") == "none":
-            # Trying a file is what --policy-file is for: with a real write, a local file would
-            # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
-            raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
-                             f"or policy check; a real {action.name} always follows the cluster's policy file")
-        # Read the local file first: a typo in its path fails before any request.
-        self.local = rollouts.read_local_policy_file(args.policy_file) if getattr(args, "policy_file", None) else None
-        self.args, self.action = args, action
-        # The policies' warnings (warn mode, overridden refusals): the command's Result carries them,
-        # so they are printed with the write that followed them, never before a refusal that wrote nothing.
-        self.warnings: list[str] = []
-        self.cluster = session(args)
-        self.me = self.cluster.whoami()
-        self.rollout = rollouts.read_rollout(self.cluster, args.rollout)
-        self.override: api.Override | None = None
-        self.decided_by: api.PolicyDecision | None = None  # the cluster's policy file that decided the write
-
-    def propose(self, now: datetime) -> Any:
-        """What the command would write at `now`; raises its own refusals (ENDED, ALREADY_APPROVED, ...)."""
-        expires = self.args.expires.delta if getattr(self.args, "expires", None) is not None else None
-        return self.action.propose(self.rollout, self.me.username, now, str(getattr(self.args, "reason", "") or ""),
-                                   expires)
-
-    def decision(self, value: Any, now: datetime) -> Decision:
-        """Every active policy's verdict on writing `value`, decided at `now` (the instant it was built at:
-        `--expires 2h` is an approval of 2h to the policies, even when the clock ticks in between)."""
-        from aicr_core.domain import operator_api as api
-        from aicr_core.domain import rollouts
-        from aicr_core.domain.hookspecs import PolicyContext
-
-        file: rollouts.PolicyFile | AicrError
-        try:
-            file = self.local or rollouts.read_policy_file(self.cluster)
-        except AicrError as err:
-            if err.code != Code.POLICY_ERROR:  # the file's own verdict refuses the write, as a decision
-                raise
-            file = err
-        return rollouts.decide_write(
-            self.action, value, engine=rollouts.engine_for(file), rollout=self.rollout, user=self.me,
-            context=PolicyContext.from_args(self.action.name, self.args, now), overrides=self.args.override or (),
-            read_assessment=lambda: rollouts.read_report(self.cluster, self.args.operator_namespace,
-                                                         self.rollout.assessment_digest).for_policies(),
-            may_write=lambda: self.cluster.can_i(**api.approver_access(self.rollout.name)))
-
-    def check_policies(self, value: Any, now: datetime) -> None:
-        """Raises the decision's refusal (POLICY_DENIED, POLICY_ERROR); warnings are kept in `warnings` for
-        the result; an override and the policy file that decided are kept to be recorded by `write`."""
-        from aicr_core.domain import operator_api as api
-
-        decision = self.decision(value, now)
-        refusal = decision.refusal()
-        if refusal is not None:
-            raise refusal
-        self.warnings.extend(decision.warnings())
-        if decision.overridden:
-            self.override = api.Override(self.me.username, self.action.name, tuple(decision.overridden), now)
-        if self.local is None and decision.source is not None:  # decided by the cluster's file: say which
-            self.decided_by = api.PolicyDecision(self.me.username, self.action.name, now, decision.source,
-                                                 decision.digest)
-
-    def write(self, value: Any) -> dict[str, Any]:
-        """One conditional write of `value` (with the override, if any); on a lost race, re-read and say who won.
-
-        Returns what the result reports about a dry run: `dryRun`, and with
-        `client` the request that was not sent.
-        """
-        from aicr_core.domain import operator_api as api
-        from aicr_core.domain import rollouts
-
-        patch = self.action.patch(self.rollout, value)
-        if self.override is not None:
-            patch = api.with_override(self.rollout, patch, self.override)
-        if self.decided_by is not None:
-            patch = api.with_policy_decision(self.rollout, patch, self.decided_by)
-        mode, path = getattr(self.args, "dry_run", "none"), api.rollout_path(self.rollout.name)
-        if mode == "client":
-            self.check_permissions()
-            return {"dryRun": mode, "request": {"method": "PATCH", "path": path, "body": patch}}
-        try:
-            self.cluster.patch(path, patch, dry_run=mode == "server")
-            return {"dryRun": mode}
-        except AicrError as err:
-            if err.code == Code.TIMEOUT and mode == "none":
-                # The request was sent: the server may have stored it before the answer was lost.
-                raise AicrError(Code.TIMEOUT, f"{err.message}; the {self.action.name} was sent and may have been "
-                                f"stored: check with kubectl aicr describe {self.rollout.name}", err.details) from None
-            if err.code != Code.CONFLICT:
-                raise
-        raise self.action.lost_race(rollouts.read_rollout(self.cluster, self.rollout.name))
-
-    def run(self) -> tuple[Any, dict[str, Any]]:
-        """The command: propose, decide, write. Returns the value written and what `write` reports."""
-        from aicr_core import clock
-
-        now = clock.now()
-        value = self.propose(now)
-        self.check_policies(value, now)
-        return value, self.write(value)
-
-    def check_permissions(self) -> None:
-        """What the API server will check before the write, asked as SelfSubjectAccessReviews."""
-        from aicr_core.domain import operator_api as api
-
-        name, missing = self.rollout.name, []
-        if not self.cluster.can_i(**api.approver_access(name)):
-            missing.append(f"update {api.ROLLOUTS}/approve (what approving, revoking and acknowledging need)")
-        if not self.cluster.can_i("patch", group=api.GROUP, resource=api.ROLLOUTS, name=name):
-            missing.append(f"patch {api.ROLLOUTS}")
-        if missing:
-            raise AicrError(Code.FORBIDDEN, f"(client dry run) {self.me.username} may not write rollout {name}; "
-                            "the API server would refuse", [f"not allowed: {m}" for m in missing])

@@ -16,7 +16,7 @@ from aicr_core.framework.result import Result, Stream
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
     from aicr_core.domain.rollouts import ReportRead
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 
 class Describe(AicrCommand):
@@ -73,7 +73,7 @@ class Describe(AicrCommand):
 
 
 
-def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result]:
+def watch(cluster: KubeSession, args: argparse.Namespace) -> Iterator[Result]:
     """The description now, then after each change of the rollout (watch API), until it has ended."""
     from aicr_core.domain import operator_api as api
     from aicr_core.domain import rollouts

@@ -188,6 +188,8 @@ def flag_line(action: argparse.Action) -> str:
 def _usage_word(action: argparse.Action) -> str:
     word = str(action.metavar or action.dest)
     # An argument a fleet flag stands in for (ROLLOUT, for --plan) is required in the form shown.
+    if action.nargs == "*":
+        return f"[{word} ...]"
     return f"[{word}]" if action.nargs == "?" and not getattr(action, "fleet_alternative", None) else word
 
 

@@ -17,7 +17,7 @@ from aicr_core.framework.result import Progress, Result, Rows, Stream
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
     from aicr_core.framework.jsonpath import Template
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
     from aicr_core.session.watch import Change
 
 # AICR's verdicts, worst first: a list shows the worst verdict of a rollout's report.
@@ -101,20 +101,23 @@ class List(AicrCommand):
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
         if _fleet.read_form(args):
             return across_clusters(self, args)
-        from aicr_core.session import kube
-        from aicr_core.session.deadline import in_background
-
         if args.watch:
             import math
 
             from aicr_core.session.deadline import Deadline
 
             return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args), rows=ROWS)
-        cluster = _rollouts.session(args)
+        return self.take_action_on(args, _rollouts.session(args))
+
+    def take_action_on(self, args: argparse.Namespace, cluster: KubeSession) -> Result:
+        """The list of one cluster, on its session (the fleet passes each cluster's)."""
+        from aicr_core.session import kube
+        from aicr_core.session.deadline import in_background
+
         # The reports are read beside the rollouts (a second connection, on a daemon thread, with the same
         # deadline: the watchdog ends its calls as it ends ours, and the command never waits for it past it).
         with _rollouts.many_objects():
-            sibling = kube.Cluster(cluster.settings, cluster.deadline)
+            sibling = kube.KubeSession(cluster.settings, cluster.deadline)
             reading = in_background(read_reports, sibling, args.operator_namespace)
             objects = list_rollouts(cluster, args.selector)
             rollouts, warnings = parse_all(objects)
@@ -174,10 +177,10 @@ def listing(items: list[dict[str, Any]], args: argparse.Namespace, warnings: lis
 
 
 def parse_selector(text: str) -> str:
-    from aicr_core.session.label_selector import SelectorError, check
+    from aicr_core.session.label_selector import SelectorError, valid_selector
 
     try:
-        return check(text)
+        return valid_selector(text)
     except SelectorError as err:
         raise argparse.ArgumentTypeError(f"invalid selector {text!r}: {err}") from None
 
@@ -191,7 +194,7 @@ def parse_sort_by(text: str) -> Template:
         raise argparse.ArgumentTypeError(err.message) from None
 
 
-def watch(cluster: Cluster, args: argparse.Namespace) -> Iterator[Result | Progress]:
+def watch(cluster: KubeSession, args: argparse.Namespace) -> Iterator[Result | Progress]:
     """The list now, then one row per change of a rollout (kubectl get -w), until interrupted.
 
     A change is shown when the rollout passes --all/--pending now, or was shown before (so its
@@ -244,7 +247,7 @@ def selector_params(selector: str | None) -> dict[str, str]:
     return {"labelSelector": selector} if selector else {}
 
 
-def list_rollouts(cluster: Cluster, selector: str | None = None) -> list[dict[str, Any]]:
+def list_rollouts(cluster: KubeSession, selector: str | None = None) -> list[dict[str, Any]]:
     """Every rollout (one paginated LIST); a server without the operator's CRDs says so in words."""
     from aicr_core.domain import operator_api as api
 
@@ -285,7 +288,7 @@ def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], 
     return rollouts, warnings
 
 
-def read_reports(cluster: Cluster, namespace: str) -> tuple[Mapping[str, str | None] | None, str | None]:
+def read_reports(cluster: KubeSession, namespace: str) -> tuple[Mapping[str, str | None] | None, str | None]:
     """Assessment ConfigMaps by name -> report.json text, with one LIST; None and a warning if not allowed."""
     from aicr_core.domain import operator_api as api
 
@@ -303,7 +306,7 @@ class Assessments:
     """The ASSESSMENT of each rollout, verified as describe verifies it, once per report digest."""
 
     def __init__(self, reports: Mapping[str, str | None] | None, namespace: str,
-                 cluster: Cluster | None = None) -> None:
+                 cluster: KubeSession | None = None) -> None:
         self.reports, self.namespace = reports, namespace
         self.cluster = cluster  # list --watch: a report that was not there at the start is read when needed
         self._by_digest: dict[str, dict[str, Any]] = {}

@@ -2,14 +2,22 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.flags import BoolFlag
 from aicr_core.framework.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core.domain.rollout_write import WriteRequest
+    from aicr_core.framework.completion import Candidates
+    from aicr_core.session.kube import KubeSession
+
+SUBCOMMANDS = ("check", "validate", "test")
 
 
 class Policy(AicrCommand):
@@ -35,23 +43,54 @@ class Policy(AicrCommand):
       Checks an ApprovalPolicy file against the schema and the installed
       policies, as every write would: exit 0 when it is valid, else
       [POLICY_ERROR] with the key path and what is wrong for each problem.
+
+    policy test [PATH ...] [--case PATTERN] [--fail-only]
+      Runs a policy file's test suite offline (no kubeconfig, no cluster):
+      the test files given, or found under the folders given (default .) as
+      *.aicr-test.yaml. Each case (a fixture rollout, action, user, groups,
+      reason, expiry, overrides and instant) is decided exactly as policy
+      check decides it, with the installed policies, and compared with its
+      expectations. One PASS or FAIL line a case, then N passed, N failed;
+      exit 1 when any case failed or could not be decided, [USAGE] for a
+      test file that is not valid (its key path named). --case runs the
+      cases whose name matches a shell-style glob; --fail-only shows the
+      failing ones only. -o json|yaml: a PolicyTestReport; -o junit: JUnit
+      XML for CI.
     """
 
     uses_flags = ("reason", "expires", "operator_namespace", "override", "policy_file")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from aicr_core.domain.operator_api import ACTION_NAMES  # the names of the actions, spelled once
+        from aicr_core.domain.actions import ACTIONS, APPROVE  # the table: light enough for `help`
 
-        parser.add_argument("subcommand", metavar="check|validate", choices=("check", "validate"),
-                            help="check a rollout, or validate a policy file")
-        parser.add_argument("target", metavar="ROLLOUT|FILE", nargs="?",
-                            help="check: the rollout; validate: the file")
-        parser.add_argument("--action", choices=ACTION_NAMES, default="approve",
+        subcommand = parser.add_argument("subcommand", metavar="check|validate|test", choices=SUBCOMMANDS,
+                                         help="check a rollout, validate a policy file, or run test files")
+        subcommand.completer = lambda prefix, **_: [s for s in SUBCOMMANDS if s.startswith(prefix)]  # type: ignore[attr-defined]
+        target = parser.add_argument("target", metavar="ROLLOUT|FILE|PATH", nargs="?",
+                                     help="check: the rollout; validate: the file; test: a test file or folder")
+        target.completer = complete_target  # type: ignore[attr-defined]
+        paths = parser.add_argument("paths", metavar="PATH", nargs="*", help="test: more test files or folders")
+        paths.completer = complete_target  # type: ignore[attr-defined]
+        parser.add_argument("--action", choices=tuple(ACTIONS), default=APPROVE.name,
                             help="policy check: the command to check (default: %(default)s)")
+        case = parser.add_argument("--case", metavar="PATTERN",
+                                   help="policy test: only the cases whose name matches this shell-style glob")
+        case.completer = complete_cases  # type: ignore[attr-defined]
+        parser.add_argument("--fail-only", action=BoolFlag,
+                            help="policy test: show only the failing cases (and the summary)")
         fleet.add_selection_flags(parser)
         fleet.add_plan_flags(parser, _fleet.complete_plans, yes=False)
 
+    def result_kinds(self, parsed_args: argparse.Namespace) -> tuple[str, ...] | None:
+        return ("PolicyTestReport",) if parsed_args.subcommand == "test" else None
+
     def take_action(self, args: argparse.Namespace) -> Result:
+        if args.subcommand == "test":
+            fleet.refuse_fleet_flags(args, "policy test")
+            return run_tests([*([args.target] if args.target is not None else []), *args.paths], args.case,
+                             args.fail_only, args.operator_namespace)
+        if args.paths:
+            raise UsageError(f"unrecognized arguments: {' '.join(args.paths)}")
         if args.subcommand == "validate":
             fleet.refuse_fleet_flags(args, "policy validate")
             if args.target is None:
@@ -59,24 +98,84 @@ class Policy(AicrCommand):
             return validate(args.target)
         if _fleet.plan_form(args, "policy check", args.target):
             return self.check_across(args)
-        return check(args)
+        if args.target is None:
+            raise UsageError("the following arguments are required: ROLLOUT")
+        request = check_request(args, target_name(args.target))  # the flags' bounds: before any request
+        return check(_rollouts.session(args), request)
+
+    def take_action_on(self, args: argparse.Namespace, session: KubeSession) -> Result:
+        """policy check of the rollout `args.target` in one cluster of a fleet, on its session: the
+        command's own refusal is that cluster's decision there, not its failure."""
+        return check(session, check_request(args, args.target), own_refusal_decides=True)
 
     def check_across(self, args: argparse.Namespace) -> Result:
         """policy check of the plan's open rollout in each selected cluster."""
-        from aicr_core.domain import rollouts
-
-        check_inputs(args)
-        if args.policy_file:  # a typo in its path fails before any cluster is asked
-            rollouts.read_local_policy_file(args.policy_file)
+        check_request(args, "")  # the flags' bounds and --policy-file's path fail before any cluster is asked
 
         def single(turn: fleet.Turn) -> Result:
-            rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.cluster, args.plan), args.plan)
+            rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.session, args.plan), args.plan)
             if rollout is None:
                 raise AicrError(Code.NOT_FOUND, _fleet.no_open_rollout(args.plan))
             return _fleet.run_single(self, args, turn, target=rollout.name)
 
         return _fleet.gathered(self, _fleet.read(self, args, single), "PolicyDecisionList",
                                items_of=_fleet.whole_document)
+
+
+def run_tests(paths: list[str], pattern: str | None, fail_only: bool, operator_namespace: str) -> Result:
+    """`policy test`: every test file checked first (one that is not valid is USAGE before any case
+    runs), then the selected cases run, file by file, in order."""
+    from aicr_core.domain import policy_test_files, policy_tests
+
+    test_files = [policy_test_files.load_test_file(path) for path in policy_test_files.find_test_files(paths)]
+    selected = [(test_file, policy_tests.select(test_file.cases, pattern)) for test_file in test_files]
+    if not any(cases for _, cases in selected):
+        raise UsageError(f"no case matches --case {pattern!r}" if pattern is not None else "no case to run")
+    runner = policy_tests.Runner(operator_namespace)
+    results = [result for test_file, cases in selected if cases for result in runner.run(test_file, cases)]
+    failed = sum(not r.passed for r in results)
+    return Result("PolicyTestReport", {"items": [r.document() for r in results], "passed": len(results) - failed,
+                                       "failed": failed, "failOnly": fail_only},
+                  exit_code=1 if failed else 0)
+
+
+def complete_target(prefix: str, parsed_args: argparse.Namespace, **_: object) -> Candidates:
+    """validate: a file; test: files and folders (the shell completes them); check: nothing here."""
+    from aicr_core.framework.completion import DEFAULT, NO_FILES, Candidates
+
+    return Candidates(directive=DEFAULT if getattr(parsed_args, "subcommand", None) in ("validate", "test")
+                      else NO_FILES)
+
+
+def complete_cases(prefix: str, parsed_args: argparse.Namespace, **_: object) -> Candidates:
+    """--case: the case names of the test files under the paths given so far (else .), as globs that
+    match them exactly (a space as `?`, which a shell word can hold unquoted; the name as written in the
+    description then)."""
+    from aicr_core.domain import policy_test_files
+    from aicr_core.framework.completion import NO_FILES, Candidates
+
+    given = [p for p in [getattr(parsed_args, "target", None), *(getattr(parsed_args, "paths", None) or [])]
+             if isinstance(p, str)]
+    words: list[str] = []
+    try:
+        files = policy_test_files.find_test_files(given)
+    except AicrError:
+        return Candidates(directive=NO_FILES)
+    for path in files:
+        try:
+            test_file = policy_test_files.load_test_file(path)
+        except AicrError:
+            continue
+        for case in test_file.cases:
+            word = glob_of(case.name)  # the name itself, when it holds no whitespace or glob character
+            words.append(f"{word}\t{path}" if word == case.name else f"{word}\t{case.name} ({path})")
+    return Candidates(list(dict.fromkeys(words)), NO_FILES)
+
+
+def glob_of(name: str) -> str:
+    """A shell-style glob that matches `name` only, written without whitespace."""
+    special = {"*": "[*]", "?": "[?]", "[": "[[]"}
+    return "".join("?" if c.isspace() else special.get(c, c) for c in name)
 
 
 def validate(path: str) -> Result:
@@ -96,61 +195,37 @@ def validate(path: str) -> Result:
     })
 
 
-def check(args: argparse.Namespace) -> Result:
-    """The real command's path, without its write: the same refusals and the same `decide_write`."""
-    from aicr_core import clock
-    from aicr_core.domain import operator_api as api
-    from aicr_core.domain.actions import ACTIONS
-    from aicr_core.domain.policy_engine import without
-
-    if args.target is None:
-        raise UsageError("the following arguments are required: ROLLOUT")
+def target_name(target: str) -> str:
     try:
-        args.rollout = _rollouts.valid_rollout_name(args.target)
+        return _rollouts.valid_rollout_name(target)
     except argparse.ArgumentTypeError as err:
         raise UsageError(str(err)) from None
-    without_reason = args.action in ("approve", "revoke") and args.reason is None
-    check_inputs(args)
-    session = _rollouts.RolloutWrite(args, ACTIONS[args.action], writes=False)  # reads --policy-file first
-    now = clock.now()
-    try:
-        value = session.propose(now)  # the real command's own refusals first
-    except AicrError as err:
-        if getattr(args, "fleet_session", None) is None:
-            raise
-        # Across clusters a refusal is that cluster's decision, not its failure: its item says so.
-        return own_refusal(args, session, err, now, without_reason)
-    if without_reason:  # a policy that reads the reason is skipped (NotGiven), never run on a placeholder
-        value = without(value, "reason", "--reason TEXT")
-    record = session.decision(value, now).record()
-    me = session.me
-    return Result("PolicyDecision", {"rollout": session.rollout.name, "user": {"username": me.username,
+
+
+def check_request(args: argparse.Namespace, rollout: str) -> WriteRequest:
+    """The write `policy check` decides on: --action's, with its flags (--reason may be left out)."""
+    from aicr_core.domain.actions import ACTIONS
+
+    action = ACTIONS[args.action]
+    return _rollouts.write_request(args, action, rollout, checking=f"policy check --action {action.name}")
+
+
+def check(session: KubeSession, request: WriteRequest, own_refusal_decides: bool = False) -> Result:
+    """The real command's path, without its write: the same refusals and the same decision.
+
+    The command's own refusal (NOT_APPROVED, ENDED, ...) is raised, unless `own_refusal_decides` (across
+    clusters): then it is the decision, with no policy run and none read.
+    """
+    from aicr_core.domain import operator_api as api
+    from aicr_core.domain.rollout_write import decide_on_cluster
+
+    decided = decide_on_cluster(session, request)
+    decision, me = decided.decision, decided.me
+    if decision.own_refusal is not None and not own_refusal_decides:
+        raise decision.own_refusal
+    record = decision.record()
+    without_reason = request.action.takes_reason and request.reason is None
+    return Result("PolicyDecision", {"rollout": decided.rollout.name, "user": {"username": me.username,
                                                                               "groups": list(me.groups)},
                                      "withoutReason": without_reason, **record},
-                  names=(api.rollout_reference(session.rollout.name),), exit_code=0 if record["allowed"] else 1)
-
-
-def check_inputs(args: argparse.Namespace) -> None:
-    """The flags' bounds, checked before any request (in each cluster's run, and once before a fleet's)."""
-    from aicr_core import clock
-    from aicr_core.domain.write_limits import check_expires, check_reason
-
-    if args.action in ("approve", "revoke") and args.reason is not None:  # without: the reason's policies skip
-        check_reason(args, f"policy check --action {args.action}")
-    if args.action == "approve":
-        check_expires(args, clock.now())  # as approve checks it: before any API call
-
-
-def own_refusal(args: argparse.Namespace, session: _rollouts.RolloutWrite, err: AicrError, now: datetime,
-                without_reason: bool) -> Result:
-    """The real command's own refusal (NOT_APPROVED, ENDED, ...) as a decision: no policy ran, none was read."""
-    from aicr_core import clock
-    from aicr_core.domain import operator_api as api
-
-    me = session.me
-    return Result("PolicyDecision", {
-        "rollout": session.rollout.name, "user": {"username": me.username, "groups": list(me.groups)},
-        "withoutReason": without_reason, "action": args.action, "time": clock.format_time(now),
-        "policyFile": None, "allowed": False, "code": str(err.code), "message": err.message,
-        "errors": list(err.details), "overrideProblems": [], "policies": []},
-        names=(api.rollout_reference(session.rollout.name),), exit_code=1)
+                  names=(api.rollout_reference(decided.rollout.name),), exit_code=0 if record["allowed"] else 1)

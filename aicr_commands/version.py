@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
@@ -11,6 +11,9 @@ from aicr_core.errors import AicrError, Code
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result
+
+if TYPE_CHECKING:
+    from aicr_core.session.kube import KubeSession
 
 DISTRIBUTION = "kubectl-aicr"
 
@@ -42,22 +45,21 @@ class Version(AicrCommand):
         fleet.add_selection_flags(parser)
 
     def take_action(self, args: argparse.Namespace) -> Result:
-        import platform  # here, not at the top: `help` imports every command module
-
-        data: dict[str, Any] = {"client": {
-            "kubectlAicr": installed(DISTRIBUTION),
-            "python": platform.python_version(),
-            "kubernetesClient": installed("kubernetes"),
-        }, "server": None}
+        data = client_versions()
         client_name = f"clientversion/{data['client']['kubectlAicr'] or 'unknown'}"
         if args.client:
             fleet.refuse_fleet_flags(args, "version --client (it asks no cluster)")
             return Result("Version", data, names=(client_name,))
         if _fleet.read_form(args):
             return _fleet.gathered(self, _fleet.read(self, args), "VersionList", items_of=_fleet.whole_document)
+        return self.take_action_on(args, _rollouts.session(args))
+
+    def take_action_on(self, args: argparse.Namespace, cluster: KubeSession) -> Result:
+        """The versions of the client and of one cluster, on its session (the fleet passes each cluster's)."""
         from aicr_core.domain import operator_api as api
 
-        cluster = _rollouts.session(args)
+        data = client_versions()
+        client_name = f"clientversion/{data['client']['kubectlAicr'] or 'unknown'}"
         info = cluster.get("/version")
         group_version = f"{api.GROUP}/{api.VERSION}"
         warnings: tuple[str, ...] = ()
@@ -80,6 +82,17 @@ class Version(AicrCommand):
         }
         server_name = f"serverversion/{data['server']['version'] or 'unknown'}"
         return Result("Version", data, names=(client_name, server_name), warnings=warnings)
+
+
+def client_versions() -> dict[str, Any]:
+    """The version document without the server's side (`server` None)."""
+    import platform  # here, not at the top: `help` imports every command module
+
+    return {"client": {
+        "kubectlAicr": installed(DISTRIBUTION),
+        "python": platform.python_version(),
+        "kubernetesClient": installed("kubernetes"),
+    }, "server": None}
 
 
 def installed(distribution: str) -> str | None:

@@ -16,7 +16,7 @@ from aicr_core.go_duration import parse_duration
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
 
 DEFAULT_TIMEOUT = "10m"
 CONDITIONS = ("approval", "acknowledgement", "approved", "ended")
@@ -139,7 +139,7 @@ def complete_condition(prefix: str, **_: object) -> list[str]:
     return [c for c in [*CONDITIONS, *(f"phase={p}" for p in PHASES)] if c.startswith(prefix)]
 
 
-def wait(cluster: Cluster, name: str, condition: Condition, timeout: timedelta) -> Iterator[Result | Progress]:
+def wait(cluster: KubeSession, name: str, condition: Condition, timeout: timedelta) -> Iterator[Result | Progress]:
     """The rollout's phase changes as Progress lines, then one Result when the condition holds."""
     from aicr_core.domain import operator_api as api
     from aicr_core.session.watch import follow

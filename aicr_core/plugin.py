@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
     from aicr_core.framework.result import Result
     from aicr_core.framework.terminal import safe
     from aicr_core.framework.text_layout import Layout, fields, generic, listing, registered_layout, table, value
-    from aicr_core.session.kube import Cluster, connect_args
+    from aicr_core.session.kube import KubeSession, connect_args
+    from aicr_core.session.kube import KubeSession as Cluster
 
 # The one list of what this module offers, by the module that defines it (the imports above are the
 # same names for type checkers only; a test checks that they match).
@@ -51,7 +52,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "aicr_core.framework.command": ("AicrCommand",),
     "aicr_core.framework.result": ("Result",),
     "cliff.hooks": ("CommandHook",),
-    "aicr_core.session.kube": ("Cluster", "connect_args"),
+    "aicr_core.session.kube": ("KubeSession", "connect_args"),
     "aicr_core.framework.renderer": ("Renderer",),
     "aicr_core.framework.text_layout": ("Layout", "fields", "generic", "listing", "registered_layout", "table",
                                         "value"),
@@ -65,7 +66,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
                                "Revocation", "Rollout", "Step", "short_digest"),
     "aicr_core.errors": ("AicrError", "Code", "UsageError"),
 }
+# Names plugin authors know that now have a better one: the alias and the name it stands for (same module).
+_ALIASES = {"Cluster": "KubeSession"}  # a session with one API server (kube.KubeSession)
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
+_WHERE.update({alias: _WHERE[name] for alias, name in _ALIASES.items()})
 
 __all__ = sorted(_WHERE)
 
@@ -74,6 +78,9 @@ def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(_WHERE[name])
+    if name in _ALIASES:
+        value = globals()[name] = getattr(module, _ALIASES[name])
+        return value
     value = getattr(module, name, None) or importlib.import_module(f"{_WHERE[name]}.{name}")  # a name or a module
     globals()[name] = value  # the next lookup is an ordinary attribute
     return value

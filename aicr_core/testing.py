@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from aicr_core.domain.actions import APPROVE, Action  # the table: as light as a list of names
+
 if TYPE_CHECKING:
     from aicr_core.domain.hookspecs import Identity, Violation
     from aicr_core.domain.operator_api import Acknowledgement, Approval, Assessment, Revocation, Rollout, Step
@@ -147,13 +149,13 @@ class PolicyVerdict:
         return str(self.refusal.code) if self.refusal else None
 
 
-def policy_verdict(plugin: object, action: str = "approve", *, settings: Mapping[str, Any] | None = None,
+def policy_verdict(plugin: object, action: Action | str = APPROVE, *, settings: Mapping[str, Any] | None = None,
                    mode: str = "enforce", overridable: bool = False, overrides: Iterable[str] = (),
                    name: str | None = None, rollout: Rollout | None = None, user: Identity | None = None,
                    approval: Approval | None = None, revocation: Revocation | None = None,
                    acknowledgement: Acknowledgement | None = None, assessment: Assessment | None = None,
                    flags: Mapping[str, Any] | None = None, command: str | None = None) -> PolicyVerdict:
-    """Run `plugin` (a module or object with hook implementations) for `action` as the CLI would.
+    """Run `plugin` (a module or object with hook implementations) for `action` (or its name) as the CLI would.
 
     `settings` is the policy's entry in the policy file (without `mode` and
     `overridable`, given separately); it is validated exactly as the file is,
@@ -166,19 +168,18 @@ def policy_verdict(plugin: object, action: str = "approve", *, settings: Mapping
 
     from aicr_core.domain import policy_engine as policy
     from aicr_core.domain import policy_file
+    from aicr_core.domain.actions import ACTIONS
     from aicr_core.domain.hookspecs import PolicyContext
 
+    if isinstance(action, str):
+        action = ACTIONS[action]
     name = name or str(getattr(plugin, "NAME", "policy-under-test"))
     user = user or identity()
     if rollout is None:
         rollout = _rollout_for(action)
-    by_action: dict[str, dict[str, Any]] = {
-        "approve": {"approval": approval or _approval(user=user.username), "assessment": assessment},
-        "revoke": {"revocation": revocation or _revocation(user=user.username)},
-        "acknowledge": {"acknowledgement": acknowledgement or _acknowledgement(
-            rollout.awaiting_release or "nvsentinel", user=user.username)},
-    }
-    proposed = by_action[action]
+    given = {"approval": approval, "revocation": revocation, "acknowledgement": acknowledgement}  # hook arguments
+    value = given.get(action.argument) or _made_up(action, rollout, user)
+    proposed = {action.argument: value, "assessment": assessment}  # a hook that does not declare it never gets it
     loaded = policy.policy_set({name: plugin})
     configured = (settings is not None or mode != "enforce" or overridable
                   or getattr(plugin, policy.INACTIVE_UNTIL_CONFIGURED, False))
@@ -189,7 +190,7 @@ def policy_verdict(plugin: object, action: str = "approve", *, settings: Mapping
     if setup_error is not None:
         raise setup_error
     decision = engine.decision(action, rollout=rollout, user=user, overrides=overrides,
-                             context=PolicyContext(command or action, dict(flags or {})), **proposed)
+                               context=PolicyContext(command or action.name, dict(flags or {})), **proposed)
     if not decision.outcomes:  # the policy implements no hook for this action: it has nothing to say
         return PolicyVerdict("allow", [], {}, [], decision.refusal(), decision.warnings())
     outcome = decision.outcomes[0]
@@ -197,11 +198,31 @@ def policy_verdict(plugin: object, action: str = "approve", *, settings: Mapping
                          decision.refusal(), decision.warnings())
 
 
-def _rollout_for(action: str) -> Rollout:
-    if action == "approve":
-        return rollout("AwaitingApproval")
+def _made_up(action: Action, rollout: Rollout, user: Identity) -> Any:
+    """The value `user` would write: the kit's approval, revocation or acknowledgement by its hook argument, else
+    what the action itself proposes."""
+    made = {"approval": lambda: _approval(user=user.username), "revocation": lambda: _revocation(user=user.username),
+            "acknowledgement": lambda: _acknowledgement(rollout.awaiting_release or "nvsentinel", user=user.username)}
+    if action.argument in made:
+        return made[action.argument]()
+    return action.propose(rollout, user.username, _now(), "CHG-1234 maintenance window", None)
+
+
+def _rollout_for(action: Action) -> Rollout:
+    """The first of the usual rollouts (awaiting approval; progressing, approved by bob; awaiting an
+    acknowledgement) that the action does not refuse."""
+    from aicr_core.errors import AicrError
+
     by_bob = approval(user="bob")
-    return rollout("AwaitingAcknowledgement" if action == "acknowledge" else "Progressing", approval=by_bob)
+    candidates = (rollout("AwaitingApproval"), rollout("Progressing", approval=by_bob),
+                  rollout("AwaitingAcknowledgement", approval=by_bob))
+    for candidate in candidates:
+        try:
+            action.propose(candidate, "alice", _now(), "CHG-1234 maintenance window", None)
+        except AicrError:
+            continue
+        return candidate
+    return candidates[0]
 
 
 # -- the clock ------------------------------------------------------------------------------------

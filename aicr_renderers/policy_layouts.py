@@ -61,3 +61,42 @@ def policy_validation(d: dict[str, Any]) -> list[str]:
         [value(p.get("name")), value(p.get("active")), value(p.get("mode")), value(p.get("overridable")),
          value(p.get("why"))] for p in d.get("policies") or []], indent="")
     return lines
+
+
+def policy_test_report(d: dict[str, Any]) -> list[str]:
+    """`policy test`: a PASS or FAIL line a case (file, then case); under a failure, indented, each
+    expectation that differs, the decision's message and the failing policies' messages and facts;
+    then the summary line. With --fail-only (`failOnly`), the passing cases are left out."""
+    lines: list[str] = []
+    for item in d.get("items") or []:
+        passed = bool(item.get("passed"))
+        if passed and d.get("failOnly"):
+            continue
+        word = colours.allowed("PASS", True) if passed else colours.allowed("FAIL", False)
+        lines.append(f"{word}  {value(item.get('file'))}  {value(item.get('case'))}")
+        if not passed:
+            lines += [f"    {line}" for line in failure_lines(item)]
+    failed = d.get("failed") or 0
+    lines.append(f"{value(d.get('passed'), '0')} passed, "
+                 + (colours.allowed(f"{value(failed)} failed", False) if failed else "0 failed"))
+    return lines
+
+
+def failure_lines(item: dict[str, Any]) -> list[str]:
+    """Why a case failed, one line each, plain (no colour): the text layout and the JUnit renderer's."""
+    if item.get("error"):
+        return [f"could not be decided: {value(item.get('error'))}"]
+    lines = [value(diff) for diff in item.get("differences") or []]
+    decision = item.get("decision") or {}
+    if decision.get("allowed"):
+        lines.append(f"decision: {value(decision.get('action'))} would go ahead")
+    else:
+        lines.append(f"decision: [{value(decision.get('code'))}] {value(decision.get('message'))}")
+        lines += [f"  {value(line)}" for line in [*(decision.get("errors") or []),
+                                                    *(decision.get("overrideProblems") or [])]]
+    wanted = {diff.split(":", 1)[0].removeprefix("policies.") for diff in item.get("differences") or []
+              if isinstance(diff, str) and diff.startswith("policies.")}
+    for p in decision.get("policies") or []:
+        if p.get("verdict") not in ("allow", "skipped") or p.get("name") in wanted:
+            lines.append(f"{value(p.get('name'))}: {value(p.get('verdict'))}: {outcome_text(p)}")
+    return lines

@@ -18,6 +18,8 @@ Targets (issue 7, restated by issue 20), on wall time:
   - describe of a 64-step rollout with a ~0.9 MiB report within 1.2x of a small one (time and RSS).
 kubectl's own figures are printed beside ours. Without a target: approve with every built-in
 approval policy active beside approve with no policy file (what the policy engine costs).
+`policy test`: a suite of 200 cases over 20 rollouts beside `policy validate` of the same file,
+(suite - validate) / 200 within 5 ms a case (issue 22).
 
     .venv/bin/python bench/bench.py [--runs N] [--no-cluster] [--baseline REV]
 """
@@ -306,6 +308,105 @@ def policies(runs: int, aicr: str, plane: Any, seed: Any, env: dict[str, str]) -
     print(row("approve with the pack / without a policy file (peak RSS)", with_.peak_kib, without.peak_kib, None))
 
 
+# -- policy test: a suite of 200 cases over 20 rollouts beside `policy validate` (issue 22) ----------------------
+
+SUITE_CASES, SUITE_ROLLOUTS, PER_CASE_TARGET_MS = 200, 20, 5.0
+BenchCase = tuple[str, list[str], str, "str | None", "str | None", str, list[str], bool, "str | None"]
+# (user, groups, action, reason, expires, at, overrides, allowed, code): cases whose answers the example
+# policy file (examples/approval-policy.yaml) fixes, for a rollout awaiting approval ...
+AWAITING: list[BenchCase] = [
+    ("bob", ["aicr:approvers", "platform-leads"], "approve", "CHG-1 bench", "2h", "2027-02-03T10:00:00+01:00", [],
+     True, None),
+    ("bob", ["aicr:approvers", "platform-leads"], "approve", "CHG-1 bench", "2h", "2027-02-03T18:30:00+01:00", [],
+     False, "POLICY_DENIED"),
+    ("victor", ["aicr:viewers"], "approve", "CHG-1 bench", "2h", "2027-02-03T10:00:00+01:00", [], False,
+     "POLICY_DENIED"),
+    ("bob", ["aicr:approvers", "platform-leads"], "approve", "no ticket", "2h", "2027-02-03T10:00:00+01:00", [],
+     False, "POLICY_DENIED"),
+    ("bob", ["aicr:approvers", "platform-leads"], "approve", "CHG-1 bench", "9h", "2027-02-03T09:00:00+01:00", [],
+     False, "POLICY_DENIED"),
+    ("bob", ["aicr:approvers", "platform-leads"], "approve", "CHG-1 bench", "2h", "2027-02-03T18:30:00+01:00",
+     ["change-window"], True, None),
+    ("bob", ["aicr:approvers", "platform-leads"], "approve", "CHG-1 bench", "2h", "2026-12-23T10:00:00+01:00", [],
+     False, "POLICY_DENIED"),
+    ("bob", ["aicr:approvers", "platform-leads"], "approve", "CHG-1 bench", "4h", "2027-02-05T23:00:00+01:00", [],
+     True, None),
+    ("carol", ["aicr:approvers"], "acknowledge", None, None, "2027-02-03T10:00:00+01:00", [], False,
+     "NOT_AWAITING_ACKNOWLEDGEMENT"),
+    ("alice", ["aicr:approvers"], "revoke", "bench", None, "2027-02-03T10:00:00+01:00", [], False, "NOT_APPROVED"),
+]
+# ... and for one alice approved.
+APPROVED: list[BenchCase] = [
+    ("sam", ["sre-oncall"], "revoke", "bench", None, "2027-02-03T20:00:00+01:00", [], True, None),
+    ("victor", ["aicr:viewers"], "revoke", "bench", None, "2027-02-03T10:00:00+01:00", [], False, "POLICY_DENIED"),
+    ("alice", ["aicr:approvers"], "revoke", "bench", None, "2027-02-03T11:00:00+01:00", [], True, None),
+    ("bob", ["aicr:approvers"], "approve", "CHG-1 bench", "2h", "2027-02-03T10:00:00+01:00", [], False,
+     "ALREADY_APPROVED"),
+    ("carol", ["aicr:approvers"], "acknowledge", None, None, "2027-02-03T10:00:00+01:00", [], False,
+     "NOT_AWAITING_ACKNOWLEDGEMENT"),
+] * 2
+
+
+def write_policy_suite(folder: Path) -> Path:
+    """A test file of SUITE_CASES cases over SUITE_ROLLOUTS fixture rollouts (a quarter approved, half of the
+    others with a step that changes CRDs), with the example suite's verified report, beside a copy of
+    examples/approval-policy.yaml. Every case passes (the bench's spawner refuses a failing command)."""
+    import yaml
+
+    example = ROOT / "examples" / "policy-tests"
+    shutil.copy(ROOT / "examples" / "approval-policy.yaml", folder / "approval-policy.yaml")
+    shutil.copy(example / "fixtures" / "reports.yaml", folder / "reports.yaml")
+    template = next(item for item in yaml.safe_load((example / "fixtures" / "rollouts.yaml").read_text())["items"]
+                    if item["metadata"]["name"] == "driver-upgrade")
+    rollouts, cases = [], []
+    for i in range(SUITE_ROLLOUTS):
+        rollout = json.loads(json.dumps(template))
+        rollout["metadata"]["name"] = f"rollout-{i:02d}"
+        approved = i >= SUITE_ROLLOUTS * 3 // 4
+        rollout["spec"]["steps"][0]["changesCRDs"] = i % 2 == 0
+        if approved:
+            rollout["spec"]["approval"] = {"user": "alice", "expires": "2027-12-30T00:00:00Z", "reason": "CHG-1 bench"}
+            rollout["status"]["phase"] = "Progressing"
+        rollouts.append(rollout)
+        name = rollout["metadata"]["name"]
+        for j, (user, groups, action, reason, expires, at, overrides, allowed, code) in \
+                enumerate(APPROVED if approved else AWAITING):
+            case: dict[str, Any] = {"name": f"{name} case {j}", "rollout": name, "action": action, "user": user,
+                                    "groups": groups, "at": at,
+                                    "expect": {"allowed": allowed, **({"code": code} if code else {})}}
+            case.update({k: v for k, v in (("reason", reason), ("expires", expires), ("overrides", overrides)) if v})
+            cases.append(case)
+    assert len(cases) == SUITE_CASES, len(cases)
+    (folder / "rollouts.yaml").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": rollouts}))
+    suite = folder / "bench.aicr-test.yaml"
+    suite.write_text(yaml.safe_dump({"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicyTest",
+                                     "policy": "approval-policy.yaml", "rollouts": ["rollouts.yaml"],
+                                     "reports": ["reports.yaml"], "cases": cases}, sort_keys=False))
+    return suite
+
+
+def policy_suite(runs: int, aicr_bin: Path, env: dict[str, str]) -> None:
+    """`policy test` of SUITE_CASES cases beside `policy validate` of the same policy file (which loads the
+    same plugins and file): the suite's extra time per case, (suite - validate) / cases, within the target."""
+    aicr = str(aicr_bin / "kubectl-aicr")
+    with tempfile.TemporaryDirectory(prefix="bench-policy-tests-") as tmp:
+        suite = write_policy_suite(Path(tmp))
+        offline = dict(env, KUBECONFIG=str(Path(tmp) / "no-kubeconfig"))  # offline: no kubeconfig at all
+        validate_label = "kubectl-aicr policy validate approval-policy.yaml"
+        suite_label = f"kubectl-aicr policy test ({SUITE_CASES} cases, {SUITE_ROLLOUTS} rollouts)"
+        got = measure(runs, {
+            validate_label: lambda: [aicr, "policy", "validate", str(Path(tmp) / "approval-policy.yaml")],
+            suite_label: lambda: [aicr, "policy", "test", str(suite)],
+        }, offline)
+    print_figures("Policy test suite beside policy validate of the same file", got)
+    validate, whole = got[validate_label].seconds, got[suite_label].seconds
+    per_case_ms = (whole - validate) / SUITE_CASES * 1000
+    verdict = "met" if per_case_ms <= PER_CASE_TARGET_MS else "NOT met"
+    print(f"  {'per case: (suite - validate) / ' + str(SUITE_CASES):<58} {per_case_ms:>7.2f} ms  "
+          f"target {PER_CASE_TARGET_MS:.0f} ms: {verdict}")
+    print(time_row("policy test / policy validate (time)", got[suite_label], got[validate_label], None))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -328,6 +429,7 @@ def main() -> None:
         env["PATH"] = f"{aicr_bin}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # stevedore's entry-point cache, warmed by the warm-up
         startup(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env)
+        policy_suite(args.runs, aicr_bin, env)
         if not args.no_cluster:
             os.environ["PATH"] = env["PATH"]  # the testbed's kubectl
             cluster(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env)

@@ -1,177 +1,90 @@
-"""What each write a person makes on a rollout *is*: one table, used by the commands, the policy engine and the webhook.
+"""The one table of the writes a person makes on a rollout: approve, revoke, acknowledge.
 
-An `Action` names its hook (`aicr_pre_approve`), the keyword argument that hook
-gets (`approval`), the command's own refusals (a rollout that has ended, is
-already approved, ...) together with the value it proposes to write, the
-patch that writes it, what a lost race means, and where an update's
-`api.Added` holds such values (what the webhook decides). Nothing else spells
-an action.
+An `Action` is everything an action is: its name (the command, `policy check
+--action`, the override and decision records), its words (the fleet's question
+and result word), which flags it takes, the policy hook that decides it, the
+kind of its result and the line the fleet prints of it. Its behaviour (the
+command's own refusals, the value it proposes, the patch, what a lost race
+means, what an update adds) is in `aicr_core.domain.action_rules`, loaded on
+first use: `help` imports this table, and it must stay as light as a list of
+names (no pluggy, no Kubernetes client, no operator API).
+
+Nothing else spells an action. Adding one is a row here, its rules, its hook
+(a hookspec) and its command's entry point.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Union
 
-from aicr_core import clock
-from aicr_core.domain import operator_api as api
-from aicr_core.errors import AicrError, Code
-
-# What a command proposes from (the rollout, the user, the instant, --reason, --expires), refusing first.
-Propose = Callable[[api.Rollout, str, datetime, str, "timedelta | None"], Any]
+if TYPE_CHECKING:
+    from aicr_core.domain.action_rules import ActionRules
+    from aicr_core.domain.operator_api import Added, Rollout
+    from aicr_core.errors import AicrError
 
 
 @dataclass(frozen=True)
 class Action:
-    name: str  # approve | revoke | acknowledge: the command, `--action`, the decision record, the override entry
-    hook: str  # the policy hook that decides it
-    argument: str  # the keyword argument its hook gets: the value about to be written
-    propose: Propose  # the command's own refusals, then the value it would write
-    patch: Callable[[api.Rollout, Any], dict[str, Any]]  # the conditional write of that value
-    lost_race: Callable[[api.Rollout], AicrError]  # the PATCH lost a race: what the re-read rollout says
-    added: Callable[[api.Added], tuple[Any, ...]]  # the values of this action an update adds
+    name: str          # approve: the command, `--action`, the override and policy-decision records
+    title: str         # Approve: the fleet's question ("Approve 3 rollouts in 3 clusters?")
+    past: str          # approved: the fleet's result word
+    hook: str          # aicr_pre_approve: the policy hook that decides it
+    argument: str      # approval: the keyword argument its hook gets, the value about to be written
+    result_kind: str   # Approval: the kind of the command's Result
+    message: str       # the fleet's line of a write, formatted with the Result's data
+    # Its behaviour: "module:attribute" of an ActionRules, imported on first use (or the rules themselves).
+    rules_at: Union[str, ActionRules]
+    takes_reason: bool = False   # --reason TEXT is required (and recorded)
+    takes_expires: bool = False  # --expires DURATION
+    waiting_first: bool = False  # ROLLOUT completes rollouts waiting for a person first
+    in_waves: bool = False       # --plan DIGEST --waves FILE: wave by wave
+
+    @property
+    def rules(self) -> ActionRules:
+        if not isinstance(self.rules_at, str):
+            return self.rules_at
+        module, _, attribute = self.rules_at.partition(":")
+        rules: ActionRules = getattr(import_module(module), attribute)
+        return rules
+
+    # -- its behaviour, as methods (each loads the rules) -------------------------------------------
+    def propose(self, rollout: Rollout, user: str, now: datetime, reason: str, expires: timedelta | None) -> Any:
+        """The command's own refusals (raised: ENDED, ALREADY_APPROVED, ...), then the value it would write."""
+        return self.rules.propose(rollout, user, now, reason, expires)
+
+    def patch(self, rollout: Rollout, value: Any) -> dict[str, Any]:
+        """The conditional write of `value`."""
+        return self.rules.patch(rollout, value)
+
+    def lost_race(self, current: Rollout) -> AicrError:
+        """The PATCH lost a race: what the re-read rollout says."""
+        return self.rules.lost_race(current)
+
+    def added(self, adds: Added) -> tuple[Any, ...]:
+        """The values of this action an update adds (what the webhook decides)."""
+        return tuple(self.rules.added(adds))
+
+    def document(self, value: Any) -> dict[str, Any]:
+        """The written `value` as the Result's data (after `rollout`): user, expires or time, reason, release."""
+        return self.rules.document(value)
+
+    def said(self, data: dict[str, Any]) -> str:
+        """The fleet's line of a write, from its Result's data."""
+        return self.message.format_map(data)
 
 
-# -- approve ------------------------------------------------------------------------------------------
+_RULES = "aicr_core.domain.action_rules"
 
-# The shortest approval: one that would be expired (or about to be) when it reaches the API server uses
-# up the rollout's one approval for nothing.
-MIN_APPROVAL = timedelta(minutes=1)
+APPROVE = Action("approve", "Approve", "approved", "aicr_pre_approve", "approval", "Approval",
+                 "approved by {user} until {expires}", f"{_RULES}:APPROVAL",
+                 takes_reason=True, takes_expires=True, waiting_first=True, in_waves=True)
+REVOKE = Action("revoke", "Revoke", "revoked", "aicr_pre_revoke", "revocation", "Revocation",
+                "revoked by {user}", f"{_RULES}:REVOCATION", takes_reason=True)
+ACKNOWLEDGE = Action("acknowledge", "Acknowledge", "acknowledged", "aicr_pre_acknowledge", "acknowledgement",
+                     "Acknowledgement", "{release} acknowledged by {user}", f"{_RULES}:ACKNOWLEDGEMENT",
+                     waiting_first=True)
 
-
-def approval_expiry_problem(expires: datetime, now: datetime, *, clock_skew: timedelta = timedelta(0)) -> str | None:
-    """The one bound on when an approval may end: at least MIN_APPROVAL after `now`, and never at or before it.
-
-    The CLI applies it to `--expires` before any API call, with its own clock;
-    the admission webhook to the approval a write adds, with its clock and the
-    minute of `clock_skew` it allows everywhere: a write that passed the CLI passes it.
-    """
-    if expires > now and expires >= now + MIN_APPROVAL - clock_skew:
-        return None
-    return (f"an approval must last at least {_words(MIN_APPROVAL)}; this one would end at "
-            f"{clock.format_time(expires)}")
-
-
-def _words(delta: timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
-
-
-def approval_expiry(rollout: api.Rollout, expires: timedelta | None, now: datetime) -> datetime:
-    """When the approval ends; raises the upstream refusals in the order a user expects them."""
-    if rollout.ended:
-        raise ended(rollout)
-    if not rollout.approval_required:
-        raise AicrError(Code.APPROVAL_NOT_REQUIRED, f"rollout {rollout.name} needs no approval")
-    if rollout.approval is not None:
-        raise already_approved(rollout)
-    if expires is not None:
-        return now + expires
-    if rollout.deadline is None:
-        raise AicrError(Code.INVALID_OBJECT, f"rollout {rollout.name} records no deadline; pass --expires")
-    if rollout.deadline <= now:
-        raise AicrError(Code.DEADLINE_PASSED, f"rollout {rollout.name}'s deadline "
-                        f"{clock.format_time(rollout.deadline)} has passed; pass --expires to approve anyway")
-    return rollout.deadline
-
-
-def already_approved(rollout: api.Rollout) -> AicrError:
-    """An approval is set once: say whose it is, and whether it was revoked since (and by whom)."""
-    assert rollout.approval is not None
-    if rollout.revocation is not None:
-        return AicrError(Code.ALREADY_APPROVED, f"rollout {rollout.name} was approved by {rollout.approval.user} "
-                         f"and revoked by {rollout.revocation.user} at "
-                         f"{clock.format_time(rollout.revocation.time)}; an approval cannot be given again")
-    return AicrError(Code.ALREADY_APPROVED, f"rollout {rollout.name} is already approved by "
-                     f"{rollout.approval.user} until {clock.format_time(rollout.approval.expires)}")
-
-
-def _propose_approval(rollout: api.Rollout, user: str, now: datetime, reason: str,
-                      expires: timedelta | None) -> api.Approval:
-    return api.Approval(user, approval_expiry(rollout, expires, now), reason)
-
-
-def _approval_lost(current: api.Rollout) -> AicrError:
-    if current.approval is not None:
-        return already_approved(current)
-    return changed(current, "approving", f" (now {current.phase})")
-
-
-# -- revoke -------------------------------------------------------------------------------------------
-
-def refuse_revocation(rollout: api.Rollout) -> None:
-    if rollout.ended:
-        raise ended(rollout)
-    if rollout.revocation is not None:
-        raise already_revoked(rollout)
-    if rollout.approval is None:
-        raise AicrError(Code.NOT_APPROVED, f"rollout {rollout.name} is not approved; there is nothing to revoke")
-
-
-def already_revoked(rollout: api.Rollout) -> AicrError:
-    assert rollout.revocation is not None
-    return AicrError(Code.ALREADY_REVOKED, f"rollout {rollout.name} was already revoked by "
-                     f"{rollout.revocation.user} at {clock.format_time(rollout.revocation.time)}")
-
-
-def _propose_revocation(rollout: api.Rollout, user: str, now: datetime, reason: str,
-                        expires: timedelta | None) -> api.Revocation:
-    refuse_revocation(rollout)
-    return api.Revocation(user, now, reason)
-
-
-def _revocation_lost(current: api.Rollout) -> AicrError:
-    if current.revocation is not None:
-        return already_revoked(current)
-    return changed(current, "revoking", f" (now {current.phase})")
-
-
-# -- acknowledge --------------------------------------------------------------------------------------
-
-def awaited_release(rollout: api.Rollout) -> str:
-    if not rollout.awaiting_acknowledgement or not rollout.awaiting_release:
-        raise AicrError(Code.NOT_AWAITING_ACKNOWLEDGEMENT,
-                        f"rollout {rollout.name} is not awaiting an acknowledgement (phase {rollout.phase})")
-    done = [a for a in rollout.acknowledgements if a.release == rollout.awaiting_release]
-    if done:
-        raise AicrError(Code.NOT_AWAITING_ACKNOWLEDGEMENT,
-                        f"rollout {rollout.name}: {done[0].release} was already acknowledged by {done[0].user}; "
-                        "the operator has yet to continue")
-    return rollout.awaiting_release
-
-
-def _propose_acknowledgement(rollout: api.Rollout, user: str, now: datetime, reason: str,
-                             expires: timedelta | None) -> api.Acknowledgement:
-    return api.Acknowledgement(awaited_release(rollout), user, now)
-
-
-def _acknowledgement_lost(current: api.Rollout) -> AicrError:
-    mine = [a for a in current.acknowledgements if a.release == current.awaiting_release]
-    if not current.awaiting_acknowledgement or mine:
-        who = f" by {mine[0].user}" if mine else ""
-        return AicrError(Code.NOT_AWAITING_ACKNOWLEDGEMENT,
-                         f"rollout {current.name} was acknowledged{who} or moved on meanwhile (now {current.phase})")
-    return changed(current, "acknowledging", "")
-
-
-# -- shared -------------------------------------------------------------------------------------------
-
-def ended(rollout: api.Rollout) -> AicrError:
-    return AicrError(Code.ENDED, f"rollout {rollout.name} has ended ({rollout.outcome or 'no outcome'})")
-
-
-def changed(current: api.Rollout, doing: str, now: str) -> AicrError:
-    return AicrError(Code.CONFLICT, f"rollout {current.name} changed while {doing}{now}; "
-                     "nothing was written, run the command again")
-
-
-APPROVE = Action("approve", "aicr_pre_approve", "approval", _propose_approval, api.approval_patch, _approval_lost,
-                 lambda adds: (adds.approval,) if adds.approval is not None else ())
-REVOKE = Action("revoke", "aicr_pre_revoke", "revocation", _propose_revocation, api.revocation_patch,
-                _revocation_lost, lambda adds: (adds.revocation,) if adds.revocation is not None else ())
-ACKNOWLEDGE = Action("acknowledge", "aicr_pre_acknowledge", "acknowledgement", _propose_acknowledgement,
-                     api.acknowledgement_patch, _acknowledgement_lost, lambda adds: adds.acknowledgements)
-
+# By name, in this order (the order `policy check --action` lists them and the webhook decides them).
 ACTIONS: dict[str, Action] = {a.name: a for a in (APPROVE, REVOKE, ACKNOWLEDGE)}
-assert tuple(ACTIONS) == api.ACTION_NAMES  # the override record's `action` values are these names

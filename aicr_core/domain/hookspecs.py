@@ -43,8 +43,6 @@ import pluggy
 from aicr_core.session.identity import Identity  # a policy's value type; the session's answer
 
 if TYPE_CHECKING:
-    import argparse
-
     from aicr_core.domain.operator_api import Acknowledgement, Approval, Assessment, Revocation, Rollout
 
 hookspec = pluggy.HookspecMarker("aicr")
@@ -92,10 +90,6 @@ class PolicyContext:
     flags: Mapping[str, Any] = field(default_factory=dict)
     settings: Any = field(default_factory=dict)
     now: datetime | None = None
-
-    @classmethod
-    def from_args(cls, command: str, args: argparse.Namespace, now: datetime | None = None) -> PolicyContext:
-        return cls(command, dict(vars(args)), now=now)
 
 
 @hookspec

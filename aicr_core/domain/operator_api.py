@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from aicr_core.clock import format_time, parse_time
+from aicr_core.domain.actions import ACTIONS  # the names a record's `action` may hold
 from aicr_core.errors import AicrError, Code
 
 GROUP = "operator.aicr.run"
@@ -47,7 +48,6 @@ ANNOTATION_OVERRIDES = "aicr.run/overrides"
 ANNOTATION_DECISIONS = "aicr.run/policy-decisions"  # which policy file decided each approval, revocation, ack
 RECORD_ANNOTATIONS = (ANNOTATION_OVERRIDES, ANNOTATION_DECISIONS)
 MAX_RECORD_ENTRIES = 200  # far above what a rollout sees (one approval, one revocation, 64 acknowledgements)
-ACTION_NAMES = ("approve", "revoke", "acknowledge")
 
 
 # -- paths -------------------------------------------------------------------------
@@ -95,7 +95,7 @@ def serves_rollouts(discovery: Mapping[str, Any]) -> bool:
 
 def approver_access(rollout_name: str) -> dict[str, str]:
     """The permission the admission policy checks before an approval, revocation or acknowledgement
-    (for a SelfSubjectAccessReview: `Cluster.can_i(**approver_access(name))`)."""
+    (for a SelfSubjectAccessReview: `KubeSession.can_i(**approver_access(name))`)."""
     return {"verb": "update", "group": GROUP, "resource": ROLLOUTS, "subresource": "approve",
             "name": rollout_name}
 
@@ -468,7 +468,7 @@ def parse_override(entry: Mapping[str, Any]) -> Override:
     o = _Reader(entry, f"annotation {ANNOTATION_OVERRIDES}: an entry")
     policies = o.items("policies")
     if set(entry) != {"user", "action", "policies", "time"} or not o.text("user") \
-            or o.text("action") not in ACTION_NAMES or not policies \
+            or o.text("action") not in ACTIONS or not policies \
             or not all(isinstance(n, str) and n for n in policies):
         raise AicrError(Code.INVALID_OBJECT, f"{o.what} is not {{user, action, policies[], time}}: {entry!r}"[:300])
     return Override(o.text("user"), o.text("action"), tuple(policies), _required_time(o, "time"))
@@ -479,7 +479,7 @@ def parse_policy_decision(entry: Mapping[str, Any]) -> PolicyDecision:
     d = _Reader(entry, f"annotation {ANNOTATION_DECISIONS}: an entry")
     digest = entry.get("digest")
     if set(entry) != {"user", "action", "time", "location", "digest"} or not d.text("user") \
-            or d.text("action") not in ACTION_NAMES or not d.text("location") \
+            or d.text("action") not in ACTIONS or not d.text("location") \
             or not (digest is None or (isinstance(digest, str) and is_digest(digest))):
         raise AicrError(Code.INVALID_OBJECT, f"{d.what} is not {{user, action, time, location, digest}}: "
                         f"{entry!r}"[:300])

@@ -17,7 +17,7 @@ Three steps, each usable on its own (the CLI and an admission webhook share them
    action must fail with (or None). The verdict never depends on call order.
 
 No Kubernetes I/O happens here: the caller reads the policy file and the
-objects its own way. A write is decided by `aicr_core.domain.rollouts.decide_write`,
+objects its own way. A write is decided by `aicr_core.domain.write_decision`,
 which every caller (the commands, `policy check`, the webhook) uses.
 """
 from __future__ import annotations
@@ -59,8 +59,8 @@ class NotGiven(BaseException):
 W = TypeVar("W", bound=tuple)  # type: ignore[type-arg]
 
 
-def without(write: W, field_name: str, flag: str) -> W:
-    """`write` (a NamedTuple: an Approval, a Revocation) whose `field_name` raises NotGiven when read."""
+def with_field_not_given(write: W, field_name: str, flag: str) -> W:
+    """A copy of `write` (a NamedTuple: an Approval, a Revocation) whose `field_name` raises NotGiven when read."""
     def missing(_self: object) -> Any:
         raise NotGiven(field_name, flag)
 
@@ -93,6 +93,12 @@ class LoadedPolicies:
 def _manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager("aicr")
     manager.add_hookspecs(hookspecs)
+    for action in ACTIONS.values():  # an action whose hook is not in hookspecs brings its own spec
+        if not hasattr(manager.hook, action.hook):
+            spec = action.rules.hookspec
+            if spec is None:
+                raise AicrError(Code.INTERNAL, f"action {action.name}: no hookspec declares {action.hook}")
+            manager.add_hookspecs(spec)
     return manager
 
 
@@ -208,7 +214,7 @@ class PolicyEngine:
 
     def wants(self, action: Action | str, argument: str) -> bool:
         """Does an active policy's hook for `action` (or its name) declare `argument`? (Read costly facts only then.)"""
-        hook = getattr(self.loaded.manager.hook, (ACTIONS[action] if isinstance(action, str) else action).hook)
+        hook = getattr(self.loaded.manager.hook, _action(action).hook)
         active = {s.name for s in self.active()}
         return any(argument in impl.argnames for impl in hook.get_hookimpls() if impl.plugin_name in active)
 
@@ -217,10 +223,7 @@ class PolicyEngine:
     def decision(self, action: Action | str, *, rollout: Any, user: hookspecs.Identity, context: PolicyContext,
                  overrides: Iterable[str] = (), **proposed: Any) -> Decision:
         """Run every active policy's hook for `action` (or its name); `proposed` is the object about to be written."""
-        if isinstance(action, str):
-            if action not in ACTIONS:
-                raise ValueError(f"unknown action {action!r}")
-            action = ACTIONS[action]
+        action = _action(action)
         hook = action.hook
         now = context.now or clock.now()
         arguments = {"rollout": rollout, "user": user, **proposed}
@@ -284,6 +287,14 @@ class PolicyEngine:
             others = [p for p in manager.get_plugins() if p is not plugin]
             self._callers[key] = manager.subset_hook_caller(hook, remove_plugins=others)
         return self._callers[key]
+
+
+def _action(action: Action | str) -> Action:
+    if isinstance(action, Action):
+        return action
+    if action not in ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    return ACTIONS[action]
 
 
 def _covers(setup: PolicySetup, action: str) -> bool | Outcome:
@@ -413,6 +424,12 @@ class Decision:
     # server refuses the write whatever the policies say. A command lets it say so (its message is the
     # one a user knows); `policy check` reports this refusal.
     server_refuses: AicrError | None = None
+    # The command's own refusal (ENDED, ALREADY_APPROVED, NOT_APPROVED, ...): no policy ran, none was read.
+    own_refusal: AicrError | None = None
+
+    @classmethod
+    def refused_by_command(cls, action: str, now: datetime, refusal: AicrError) -> Decision:
+        return cls(action, now, None, None, None, own_refusal=refusal)
 
     def apply_overrides(self, names: list[str], setups: Mapping[str, PolicySetup]) -> None:
         by_name = {o.policy: o for o in self.outcomes}
@@ -433,6 +450,8 @@ class Decision:
 
     def refusal(self) -> AicrError | None:
         """The error the action fails with, or None when it may go ahead."""
+        if self.own_refusal is not None:
+            return self.own_refusal
         if self.error is not None:
             return self.error
         failed = sorted(o.error for o in self.outcomes if o.verdict == VerdictWord.ERROR and o.error)
@@ -457,6 +476,10 @@ class Decision:
 
     def record(self) -> dict[str, Any]:
         """The decision as plain data (`policy check -o json`), for a site to archive."""
+        if self.own_refusal is not None:  # no policy file was read, no policy ran
+            return {"action": self.action, "time": clock.format_time(self.now), "policyFile": None,
+                    "allowed": False, "code": str(self.own_refusal.code), "message": self.own_refusal.message,
+                    "errors": list(self.own_refusal.details), "overrideProblems": [], "policies": []}
         refusal = self.refusal() or self.server_refuses
         return {
             "action": self.action,

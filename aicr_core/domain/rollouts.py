@@ -1,35 +1,28 @@
-"""The domain reads of a rollout command and the one decision on a write: what the CLI and the webhook share.
+"""The domain reads of a rollout command: what the CLI and the webhook share.
 
-- reads, through a session passed in (this module never imports the Kubernetes
-  client): the rollout, the cluster's policy file (or a local one), and the
-  assessment report with its verification;
-- `decide_write`: may this user write this approval, revocation or
-  acknowledgement? `approve`, `revoke`, `acknowledge`, `policy check` and the
-  admission webhook all decide through it, so they cannot disagree.
-
-Commands turn what these return into their documents; the webhook into its answer.
+Through a session passed in (this module never imports the Kubernetes
+client): the rollout, the cluster's policy file (or a local one), and the
+assessment report with its verification. The decision on a write is
+`aicr_core.domain.write_decision`'s; the write `aicr_core.domain.rollout_write`'s.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_core.domain import operator_api as api
 from aicr_core.domain import policy_file
-from aicr_core.domain.actions import Action
 from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
-    from aicr_core.domain.hookspecs import Identity, PolicyContext
-    from aicr_core.domain.policy_engine import Decision, PolicyEngine
-    from aicr_core.session.kube import Cluster
+    from aicr_core.domain.policy_engine import PolicyEngine
+    from aicr_core.session.kube import KubeSession
 
 
 # -- the rollout --------------------------------------------------------------------------------------
 
-def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
+def get_object(cluster: KubeSession, path: str, what: str) -> dict[str, Any]:
     """GET one object; a 404 says which object in words (`what`), not the server's path."""
     try:
         return cluster.get(path)
@@ -39,7 +32,7 @@ def get_object(cluster: Cluster, path: str, what: str) -> dict[str, Any]:
         raise
 
 
-def read_rollout(cluster: Cluster, name: str) -> api.Rollout:
+def read_rollout(cluster: KubeSession, name: str) -> api.Rollout:
     """The rollout `name`; an answer that is some other object (`{}`, say) is INVALID_OBJECT, never a rollout
     of dashes."""
     path = api.rollout_path(name)
@@ -73,7 +66,7 @@ DEFAULT_POLICY_NAMESPACE = "aicr-system"
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
-def policy_namespace(cluster: Cluster) -> str:
+def policy_namespace(cluster: KubeSession) -> str:
     """The namespace of the cluster's policy file, as the cluster's admins set it (one GET)."""
     where = f"the ClusterRuntime {api.RUNTIME_NAME}'s annotation {LOCATION_ANNOTATION}"
     try:
@@ -98,7 +91,7 @@ def policy_namespace(cluster: Cluster) -> str:
     return namespace
 
 
-def read_policy_file(cluster: Cluster) -> PolicyFile:
+def read_policy_file(cluster: KubeSession) -> PolicyFile:
     """The cluster's policy file, where the cluster says it is: two GETs. No ConfigMap: text None.
 
     A file that cannot be read (no permission, no `policy.yaml` key) refuses:
@@ -169,7 +162,7 @@ class ReportRead:
         return api.Assessment(self.status, self.digest, self.verdicts if self.status == "verified" else ())
 
 
-def read_report(cluster: Cluster, namespace: str, digest: str | None) -> ReportRead:
+def read_report(cluster: KubeSession, namespace: str, digest: str | None) -> ReportRead:
     """The report the rollout records, verified against its digest (one API read)."""
     if digest is None:
         return ReportRead("none")
@@ -205,46 +198,3 @@ def verify_report(digest: str, text: str | None, where: str | None = None, *,
         return ReportRead("invalid", digest, where, actual, error=err.message)
     return ReportRead("verified", digest, where, actual, report=report, verdicts=tuple(
         api.ComponentVerdict(c.component, c.verdict) for c in report.components))
-
-
-# -- the decision -------------------------------------------------------------------------------------
-
-def decide_write(action: Action, value: Any, *, engine: PolicyEngine | AicrError, rollout: api.Rollout,
-                 user: Identity, context: PolicyContext, overrides: Iterable[str],
-                 read_assessment: Callable[[], api.Assessment],
-                 may_write: Callable[[], bool] | None = None) -> Decision:
-    """Every active policy's verdict on writing `value` (what `action` proposes) on `rollout` as `user`.
-
-    `engine` is the policy engine, or why there is none: then every write is
-    refused with that error, except that when the user may read no policy
-    file (PolicyFileUnreadable) and may not write at all (`may_write`, an
-    access review, asked only then), no policy runs: the API server refuses
-    the write (`Decision.server_refuses` says so).
-    The assessment report is read (`read_assessment`) only when an active
-    policy's hook asks for it; a failed read refuses (fail closed), save the
-    command's own deadline or an interrupt, which end the command.
-    """
-    from aicr_core.domain.policy_engine import Decision
-
-    now = context.now
-    assert now is not None, "a write is decided at one instant"
-    if isinstance(engine, AicrError):
-        if isinstance(engine, PolicyFileUnreadable) and may_write is not None and not may_write():
-            decision = Decision(action.name, now, None, None, None)
-            decision.server_refuses = AicrError(
-                Code.FORBIDDEN, f"user {user.username} may not approve, revoke or acknowledge rollout "
-                f"{rollout.name}: approvers need update on {api.ROLLOUTS}/approve (the API server refuses "
-                "the write whatever the policies say)")
-            return decision
-        return Decision(action.name, now, None, None, engine)
-    proposed: dict[str, Any] = {action.argument: value}
-    if engine.wants(action, "assessment"):  # one more read, only when needed
-        try:
-            proposed["assessment"] = read_assessment()
-        except AicrError as err:
-            if err.code in (Code.TIMEOUT, Code.INTERRUPTED):
-                raise
-            failed = AicrError(Code.POLICY_ERROR, f"cannot read the assessment report: {err.message}; "
-                               "refusing (fail closed)")
-            return Decision(action.name, now, engine.source, engine.digest, failed)
-    return engine.decision(action, rollout=rollout, user=user, context=context, overrides=overrides, **proposed)

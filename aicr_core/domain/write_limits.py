@@ -1,11 +1,10 @@
 """The bounds of a write's --reason and --expires: what approve, revoke and `policy check` refuse before any call.
 
-The webhook applies the same minimum approval (`actions.approval_expiry_problem`), so a bound
+The webhook applies the same minimum approval (`action_rules.approval_expiry_problem`), so a bound
 the CLI checks early is never one the cluster disagrees with.
 """
 from __future__ import annotations
 
-import argparse
 from datetime import datetime, timezone
 
 from aicr_core.errors import UsageError
@@ -15,9 +14,8 @@ from aicr_core.go_duration import ParsedDuration
 MAX_API_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # RFC 3339 has four-digit years
 
 
-def check_reason(args: argparse.Namespace, command: str) -> str:
-    """--reason is required by `command` and holds 1..REASON_MAX characters."""
-    text = args.reason
+def check_reason(text: str | None, command: str) -> str:
+    """--reason `text` is required by `command` and holds 1..REASON_MAX characters."""
     if text is None:
         raise UsageError(f"{command} needs --reason TEXT (at most {REASON_MAX} characters)")
     if not text.strip():
@@ -31,11 +29,10 @@ def check_reason(args: argparse.Namespace, command: str) -> str:
     return str(text)
 
 
-def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
-    """When an approval given now with --expires would end; None without --expires."""
-    if args.expires is None:
+def check_expires(expires: ParsedDuration | None, now: datetime) -> datetime | None:
+    """When an approval given `now` with --expires `expires` would end; None without --expires."""
+    if expires is None:
         return None
-    expires: ParsedDuration = args.expires
     if expires.nanoseconds < 0:
         raise UsageError(f"--expires must not be negative (got {expires.text})")
     try:
@@ -45,7 +42,7 @@ def check_expires(args: argparse.Namespace, now: datetime) -> datetime | None:
     if ends is None or ends > MAX_API_TIME:
         raise UsageError(f"--expires {expires.text} ends after {MAX_API_TIME:%Y-%m-%dT%H:%M:%SZ}, "
                          "the latest time the API can store")
-    from aicr_core.domain.actions import MIN_APPROVAL, approval_expiry_problem  # the bound the webhook applies too
+    from aicr_core.domain.action_rules import MIN_APPROVAL, approval_expiry_problem  # the bound the webhook applies too
 
     if approval_expiry_problem(ends, now):
         raise UsageError(f"--expires {expires.text} is shorter than the minimum, {MIN_APPROVAL.seconds // 60}m: "

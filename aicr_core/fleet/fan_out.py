@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from aicr_core.errors import AicrError, Code, UsageError
 
 if TYPE_CHECKING:
+    from aicr_core.fleet.cluster_profiles import Inventory
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
-    from aicr_core.session.kube import Cluster
+    from aicr_core.session.kube import KubeSession
     from aicr_core.session.kubeconfig import Settings
 
 T = TypeVar("T")
@@ -51,7 +52,11 @@ PER_CLUSTER_FLAGS = (("server", "--server"), ("token", "--token"), ("user", "--u
                      ("tls_server_name", "--tls-server-name"),
                      ("insecure_skip_tls_verify", "--insecure-skip-tls-verify"))
 FLEET_DESTS = (("contexts", "--contexts"), ("all_contexts", "--all-contexts"), ("parallel", "--parallel"),
-               ("plan", "--plan"), ("waves", "--waves"), ("yes", "--yes"))
+               ("plan", "--plan"), ("waves", "--waves"), ("yes", "--yes"), ("cluster_profiles", "--cluster-profiles"),
+               ("profile_namespace", "--profile-namespace"), ("profile_selector", "--profile-selector"),
+               ("cluster_profile_providers", "--cluster-profile-providers"))
+# The flags that choose the clusters from a hub's ClusterProfiles (aicr_core.fleet.cluster_profiles).
+PROFILE_DESTS = ("cluster_profiles", "profile_namespace", "profile_selector", "cluster_profile_providers")
 
 
 # -- the flags ----------------------------------------------------------------------------------
@@ -70,14 +75,27 @@ def plan_digest(text: str) -> str:
 
 
 def add_selection_flags(parser: argparse.ArgumentParser) -> None:
-    """--contexts, --all-contexts, --parallel: for the commands that may run across clusters."""
+    """--contexts, --all-contexts, --parallel, and the ClusterProfile flags: for the commands that may run
+    across clusters."""
     group = parser.add_argument_group("fleet: one command across the kubeconfig's clusters")
     action = group.add_argument("--contexts", metavar="LIST",
-                                help="comma-separated context names and globs (gpu-prod-*); !PATTERN excludes")
+                                help="comma-separated context names and globs (gpu-prod-*); !PATTERN excludes; "
+                                     "with --cluster-profiles, NAMESPACE/NAME of profiles")
     action.completer = complete_contexts  # type: ignore[attr-defined]
     group.add_argument("--all-contexts", action="store_true", help="every context of the kubeconfig")
     group.add_argument("--parallel", metavar="N", type=parallel_count,
                        help=f"at most N clusters at once (default {DEFAULT_PARALLEL})")
+    inventory = parser.add_argument_group("fleet: the clusters of a hub's ClusterProfiles (Cluster Inventory API)")
+    inventory.add_argument("--cluster-profiles", action="store_true",
+                           help="the clusters are the ClusterProfiles the hub (the current context, or --context) "
+                                "lists; each named NAMESPACE/NAME")
+    action = inventory.add_argument("--profile-namespace", metavar="NS",
+                                    help="only the ClusterProfiles of this namespace (default: all)")
+    action.completer = complete_profile_namespaces  # type: ignore[attr-defined]
+    inventory.add_argument("--profile-selector", metavar="SELECTOR",
+                           help="only the ClusterProfiles whose labels match (the syntax of -l)")
+    inventory.add_argument("--cluster-profile-providers", metavar="FILE",
+                           help="the provider file (KEP-5339's JSON): which credentials plugin reaches a member")
 
 
 def add_plan_flags(parser: argparse.ArgumentParser, plans: Callable[..., Any] | None = None, *,
@@ -96,9 +114,15 @@ def add_plan_flags(parser: argparse.ArgumentParser, plans: Callable[..., Any] | 
 
 
 def selected(args: argparse.Namespace) -> bool:
-    """Whether the command runs across clusters (--contexts, --all-contexts or --waves)."""
+    """Whether the command runs across clusters (--contexts, --all-contexts, --waves, or a ClusterProfile flag)."""
     return bool(getattr(args, "contexts", None) is not None or getattr(args, "all_contexts", False)
-                or getattr(args, "waves", None) is not None)
+                or getattr(args, "waves", None) is not None
+                or any(getattr(args, dest, None) not in (None, False) for dest in PROFILE_DESTS))
+
+
+def from_profiles(args: argparse.Namespace) -> bool:
+    """Whether the clusters are a hub's ClusterProfiles (--cluster-profiles)."""
+    return bool(getattr(args, "cluster_profiles", False))
 
 
 def given_flags(args: argparse.Namespace) -> list[str]:
@@ -120,7 +144,11 @@ def refuse_fleet_flags(args: argparse.Namespace, form: str) -> None:
 
 def check_selection(args: argparse.Namespace) -> None:
     """The [USAGE] rules of choosing clusters, before any call (the contexts themselves: `choose`)."""
-    fleet_flag = "--waves" if getattr(args, "waves", None) is not None else (
+    from aicr_core.fleet.cluster_profiles import check_flags
+
+    check_flags(args)
+    profiles = from_profiles(args)
+    fleet_flag = "--cluster-profiles" if profiles else "--waves" if getattr(args, "waves", None) is not None else (
         "--all-contexts" if getattr(args, "all_contexts", False) else "--contexts")
     if getattr(args, "waves", None) is not None:
         for other in ("contexts", "all_contexts"):
@@ -129,12 +157,14 @@ def check_selection(args: argparse.Namespace) -> None:
                                  "clusters")
     if getattr(args, "contexts", None) is not None and getattr(args, "all_contexts", False):
         raise UsageError("--contexts and --all-contexts cannot be used together")
-    if getattr(args, "context", None):
+    if getattr(args, "context", None) and not profiles:  # with --cluster-profiles it names the hub
         raise UsageError(f"--context cannot be used with {fleet_flag}: it chooses one cluster")
+    decides = "each member's ClusterProfile and provider decide" if profiles else \
+        "each cluster's own kubeconfig entry decides"
     for dest, flag in PER_CLUSTER_FLAGS:
         if getattr(args, dest, None):
-            raise UsageError(f"{flag} cannot be used with {fleet_flag}: each cluster's own kubeconfig entry "
-                             "decides it (only --as, --as-group, --as-uid and --request-timeout apply to all)")
+            raise UsageError(f"{flag} cannot be used with {fleet_flag}: {decides} it (only --as, --as-group, "
+                             "--as-uid and --request-timeout apply to all)")
     if getattr(args, "contexts", None) is not None:
         patterns(args.contexts)
 
@@ -153,21 +183,23 @@ def matches(name: str, pattern: str) -> bool:
     return name == pattern or fnmatch.fnmatchcase(name, pattern)
 
 
-def choose(names: Sequence[str], entries: Sequence[str], what: str = "--contexts") -> list[str]:
-    """The contexts `entries` select, in the kubeconfig's order: names and globs, `!` excluding.
+def choose(names: Sequence[str], entries: Sequence[str], what: str = "--contexts", kind: str = "context",
+           among: str = "of the kubeconfig") -> list[str]:
+    """The members `entries` select, in their order (the kubeconfig's): names and globs, `!` excluding.
 
-    Only exclusions: every context but those. Any entry that matches no context is [USAGE]
-    (a typo must not shrink the fleet silently), and so is a selection left empty.
+    Only exclusions: every member but those. Any entry that matches no member is [USAGE]
+    (a typo must not shrink the fleet silently), and so is a selection left empty. `kind` and
+    `among` say what the names are, for messages ("context" "of the kubeconfig").
     """
     include = [e for e in entries if not e.startswith("!")]
     exclude = [e[1:] for e in entries if e.startswith("!")]
     for entry in [*include, *exclude]:
         if not any(matches(name, entry) for name in names):
-            raise UsageError(f"{what}: {entry!r} matches no context of the kubeconfig")
+            raise UsageError(f"{what}: {entry!r} matches no {kind} {among}")
     chosen = [name for name in names if (not include or any(matches(name, e) for e in include))
               and not any(matches(name, e) for e in exclude)]
     if not chosen:
-        raise UsageError(f"{what} selects no context")
+        raise UsageError(f"{what} selects no {kind}")
     return chosen
 
 
@@ -178,13 +210,25 @@ def context_names(kubeconfig: str | None) -> list[str]:
     return merged_context_names(kubeconfig)
 
 
-def chosen_contexts(args: argparse.Namespace) -> list[str]:
+def chosen_contexts(args: argparse.Namespace, profiles: Inventory | None = None) -> list[str]:
+    """The members --contexts/--all-contexts choose: contexts of the kubeconfig, or of the kept ClusterProfiles."""
+    if profiles is not None:
+        if getattr(args, "contexts", None) is None:
+            return profiles.names
+        return choose(profiles.names, patterns(args.contexts), kind="ClusterProfile", among=profiles.among)
     names = context_names(getattr(args, "kubeconfig", None))
     if getattr(args, "all_contexts", False):
         if not names:
             raise UsageError("--all-contexts: the kubeconfig has no context")
         return list(names)
     return choose(names, patterns(args.contexts))
+
+
+def inventory(args: argparse.Namespace) -> Inventory:
+    """With --cluster-profiles: the provider file, then the hub's kept profiles (its read is a call)."""
+    from aicr_core.fleet import cluster_profiles
+
+    return cluster_profiles.read(args)
 
 
 def parallel_of(args: argparse.Namespace) -> int:
@@ -215,7 +259,7 @@ class Turn:
     """What a cluster's work gets: its context, its session (deadline included), and a way to report progress."""
 
     context: str
-    cluster: Cluster
+    session: KubeSession
     note: Callable[[str], None]
 
 
@@ -231,7 +275,11 @@ class _Job(Generic[T]):
 
 @dataclass
 class Fleet:
-    """The selected clusters of one command: sessions made once per context, work run `parallel` at a time."""
+    """The selected clusters of one command: sessions made once per member, work run `parallel` at a time.
+
+    The members are kubeconfig contexts, or (`profiles`) the ClusterProfiles of a hub, named
+    NAMESPACE/NAME; `contexts` holds their names either way.
+    """
 
     kubeconfig: str | None
     overrides: Overrides
@@ -239,14 +287,21 @@ class Fleet:
     parallel: int = DEFAULT_PARALLEL
     _settings: dict[str, Settings] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    profiles: Inventory | None = None
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, contexts: list[str] | None = None) -> Fleet:
+    def from_args(cls, args: argparse.Namespace, contexts: list[str] | None = None,
+                  profiles: Inventory | None = None) -> Fleet:
+        """The members the flags choose (with --cluster-profiles, the hub is read here, unless `profiles` is
+        given), or `contexts` of them."""
         from aicr_core.session.connection_flags import Overrides
 
         overrides = Overrides.from_args(args)._replace(context=None)
+        if profiles is None and from_profiles(args):
+            profiles = inventory(args)
         return cls(getattr(args, "kubeconfig", None), overrides,
-                   contexts if contexts is not None else chosen_contexts(args), parallel_of(args))
+                   contexts if contexts is not None else chosen_contexts(args, profiles), parallel_of(args),
+                   profiles=profiles)
 
     def new_deadline(self, seconds: float | None = None, context: str = "") -> Deadline:
         """A deadline of its own for one cluster: `seconds`, else --request-timeout, else the command's 30 s.
@@ -262,19 +317,22 @@ class Fleet:
         figure = kube.command_deadline(self.overrides).seconds if seconds is None else (seconds or math.inf)
         return Deadline(figure, name=f"context {context}" if context else "")
 
-    def session(self, context: str, deadline: Deadline) -> Cluster:
+    def session(self, context: str, deadline: Deadline) -> KubeSession:
         """A session with `context`'s own kubeconfig entry; its credentials are loaded once per command."""
         from aicr_core.session import kube
 
         with self._lock:
             settings = self._settings.get(context)
         if settings is None:
-            cluster = kube.connect(self.kubeconfig, context, deadline,
-                                   overrides=self.overrides._replace(context=context))
+            if self.profiles is not None:
+                cluster = self.profiles.connect(context, self.overrides, deadline)
+            else:
+                cluster = kube.connect(self.kubeconfig, context, deadline,
+                                       overrides=self.overrides._replace(context=context))
             with self._lock:
                 self._settings[context] = cluster.settings
             return cluster
-        return kube.Cluster(settings, deadline)
+        return kube.KubeSession(settings, deadline)
 
     def run(self, work: Callable[[Turn], T], contexts: Sequence[str] | None = None,
             seconds: Callable[[str], float | None] | None = None) -> list[Outcome[T]]:
@@ -384,16 +442,30 @@ class Fleet:
 # -- completion ------------------------------------------------------------------------------------
 
 def complete_contexts(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-    """`--contexts a,b<TAB>`: the context names not yet in the list, after what is typed."""
+    """`--contexts a,b<TAB>`: the context names not yet in the list, after what is typed (with
+    --cluster-profiles: the NAMESPACE/NAME of the hub's profiles, as --profile-namespace and
+    --profile-selector keep them)."""
     from aicr_core.framework.completion import NO_FILES, NO_SPACE, Candidates, kubeconfig_names
 
     done, _comma, current = prefix.rpartition(",")
     lead = f"{done}," if done else ""
     typed = {entry.lstrip("!") for entry in done.split(",") if entry}
     negate = "!" if current.startswith("!") else ""
-    names = kubeconfig_names("contexts")(parsed_args=parsed_args)
+    names: Sequence[str] | Candidates
+    if from_profiles(parsed_args):
+        from aicr_core.fleet.cluster_profiles import completion_profiles
+
+        names = [profile.member for profile in completion_profiles(parsed_args)]
+    else:
+        names = kubeconfig_names("contexts")(parsed_args=parsed_args)
     assert not isinstance(names, Candidates)
     words = [f"{lead}{negate}{name}" for name in names
              if name not in typed and f"{negate}{name}".startswith(current)]
     return Candidates(words, NO_SPACE | NO_FILES)
 
+
+def complete_profile_namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
+    """`--profile-namespace <TAB>`: the hub's namespaces that hold ClusterProfiles."""
+    from aicr_core.fleet.cluster_profiles import complete_namespaces
+
+    return complete_namespaces(prefix, parsed_args)

@@ -42,6 +42,7 @@ USAGE_LINES = (  # every built-in command's shape; COMMAND is describe, approve,
     f"{PROG} wait ROLLOUT --for CONDITION [--timeout DURATION] [flags]",
     f"{PROG} policy check ROLLOUT [--action ACTION] [flags]",
     f"{PROG} policy validate FILE",
+    f"{PROG} policy test [PATH ...] [--case PATTERN] [--fail-only]",
     f"{PROG} reproduce [PLAN] [flags]",
     f"{PROG} version [--client] [flags]",
     f"{PROG} whoami [flags]",
@@ -139,6 +140,7 @@ class AicrApp(App):
         # Before the command: never write, then fail to print; a template that does not parse is USAGE.
         renderer = self.load_renderer(args.output)
         format_name = str(args.output).partition("=")[0]
+        self.check_kinds(renderer, format_name, command, args)
         options = self.output_options(args)
         result, exit_code = command.run(args)
         with output.rendering(options):
@@ -146,6 +148,20 @@ class AicrApp(App):
                 return self.render_stream(result, renderer, format_name) or exit_code
             self.show(self.render(renderer, format_name, result), result)
         return exit_code
+
+    @staticmethod
+    def check_kinds(renderer: Renderer, format_name: str, command: AicrCommand, args: argparse.Namespace) -> None:
+        """A renderer of some result kinds only (`-o junit`) on a command that may return others: USAGE,
+        before the command runs."""
+        kinds = getattr(renderer, "kinds", None)
+        if kinds is None:
+            return
+        returns = command.result_kinds(args)
+        if returns is None or not set(returns) <= set(kinds):
+            subcommand = getattr(args, "subcommand", None)
+            words = [str(command.cmd_name), *([subcommand] if isinstance(subcommand, str) else [])]
+            raise UsageError(f'output format "{format_name}" prints only {", ".join(kinds)} results, '
+                             f"not those of {' '.join(words)}")
 
     def output_options(self, args: argparse.Namespace) -> output.OutputOptions:
         return output.OutputOptions(

@@ -43,6 +43,11 @@ class AicrCommand(Command):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own positional arguments and flags."""
 
+    def result_kinds(self, parsed_args: argparse.Namespace) -> tuple[str, ...] | None:
+        """The kinds of `Result` this run will return, when the command knows them before running (None:
+        it does not say). A renderer that prints only some kinds (`-o junit`) is refused otherwise."""
+        return None
+
     def summary(self) -> str:
         """One line for `kubectl aicr help`: the first line of the class docstring."""
         doc = inspect.getdoc(self.__class__) or ""

@@ -15,7 +15,8 @@ What it completes, knowing no command by name:
   flag or argument whose argparse action has a `completer` attribute (the
   commands set them: rollout names from the cluster, `--for` conditions, ...).
 
-A completer is `completer(prefix=..., parsed_args=..., action=...)`; it
+A completer is `completer(prefix=..., parsed_args=..., action=...)`
+(`parsed_args`: the common flags and the positional arguments typed so far); it
 returns strings (`word` or `word\\tdescription`) or a `Candidates`. The whole
 run is bounded at `BUDGET_SECONDS`: without a kubeconfig or a reachable
 cluster, or on any failure, only the directive is printed. Nothing ever goes
@@ -106,17 +107,33 @@ def complete(words: list[str]) -> Candidates:
     if index is not None:
         parser = _command_parser(commands, done[index])
         before = done[index + 1:]
+        _add_command_flags(parsed, parser, before)
     flag_being_valued, positionals = _scan(before, parser)
+    arguments = [a for a in parser._actions if not a.option_strings]
+    _add_positionals(parsed, arguments, positionals)
     if flag_being_valued is not None:
         return _values(parser, flag_being_valued, current, "", parsed)
     if current.startswith("-") and current != "-":
         return _flag_or_value(parser, current, parsed)
     if index is None:
         return _commands(commands, current)
-    arguments = [a for a in parser._actions if not a.option_strings]
     if len(positionals) >= len(arguments):
-        return Candidates()
+        last = arguments[-1] if arguments else None
+        if last is None or last.nargs not in ("*", "+"):
+            return Candidates()
+        return _run_completer(last, current, parsed)  # a repeatable last argument (PATH ...)
     return _run_completer(arguments[len(positionals)], current, parsed)
+
+
+def _add_positionals(parsed: argparse.Namespace, arguments: list[argparse.Action], typed: list[str]) -> None:
+    """The positional arguments typed so far, under their names, for completers that depend on them
+    (`policy test DIR --case <TAB>` completes the cases of the test files under DIR)."""
+    for i, action in enumerate(arguments):
+        if action.nargs in ("*", "+"):
+            setattr(parsed, action.dest, typed[i:])
+            return
+        if i < len(typed):
+            setattr(parsed, action.dest, typed[i])
 
 
 UNKNOWN = -1  # a word stands where the command name should: not a command
@@ -156,6 +173,30 @@ def _parsed_common_flags(common: Any, words: list[str]) -> argparse.Namespace:
         except Exception:  # noqa: BLE001 - FlagParser raises UsageError for a flag without its value
             continue
     return argparse.Namespace()
+
+
+def _add_command_flags(parsed: argparse.Namespace, parser: Any, words: list[str]) -> None:
+    """The command's own flags typed so far, as typed (no value checked), for completers that depend on them
+    (`--contexts <TAB>` after `--cluster-profiles` completes profiles, not contexts). The common flags
+    parsed already keep their values."""
+    actions = {option: action for action in parser._actions for option in action.option_strings}
+    takes_value = parser.value_flags()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        flag, equals, value = word.partition("=")
+        action = actions.get(flag) if word.startswith("-") else None
+        i += 1
+        if action is None or hasattr(parsed, action.dest):
+            continue
+        if flag in takes_value:
+            if not equals:
+                if i >= len(words):
+                    break
+                value, i = words[i], i + 1
+            setattr(parsed, action.dest, value)
+        elif action.nargs == 0:  # store_true
+            setattr(parsed, action.dest, value.lower() not in ("false", "0", "f") if equals else True)
 
 
 def _command_parser(commands: Any, name: str) -> argparse.ArgumentParser:

@@ -33,6 +33,10 @@ class Renderer(abc.ABC):
     # each batch of rows as a result of the list's kind, and it prints the header line once. Any other
     # renderer gets one result per row.
     table: bool = False
+    # The result kinds this renderer prints (`-o junit`: PolicyTestReport only); None: any kind. With
+    # kinds, the core refuses (USAGE) before the command runs unless the command says it returns only
+    # those kinds (AicrCommand.result_kinds): a write is never made, then refused its output.
+    kinds: tuple[str, ...] | None = None
 
     @property
     def options(self) -> OutputOptions:

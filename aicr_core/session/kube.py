@@ -23,7 +23,7 @@ import ssl
 import threading
 import urllib.parse
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import urllib3
@@ -36,7 +36,7 @@ from aicr_core.errors import AicrError, Code
 from aicr_core.session import bounded_json
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
-from aicr_core.session.kubeconfig import Settings, first_line, load_settings
+from aicr_core.session.kubeconfig import Settings, entry_settings, first_line, load_settings
 
 if TYPE_CHECKING:
     from aicr_core.session.identity import Identity
@@ -54,7 +54,7 @@ class Gone(Exception):
     """A watch's resourceVersion is too old (410 Gone): read again, then watch from the new version."""
 
 
-class Cluster:
+class KubeSession:
     """A connection to one API server, with the deadline of the current command."""
 
     def __init__(self, settings: Settings, deadline: Deadline) -> None:
@@ -390,7 +390,7 @@ def _watch_connections(pool_manager: urllib3.PoolManager) -> None:
 
 # -- connecting -----------------------------------------------------------------------------------------
 
-def connect_args(args: argparse.Namespace, deadline: Deadline | None = None) -> Cluster:
+def connect_args(args: argparse.Namespace, deadline: Deadline | None = None) -> KubeSession:
     """A session for a command: its --kubeconfig, --context and kubectl's connection flags."""
     overrides = Overrides.from_args(args)
     return connect(getattr(args, "kubeconfig", None), overrides.context,
@@ -405,18 +405,30 @@ def command_deadline(overrides: Overrides) -> Deadline:
 
 
 def connect(kubeconfig: str | None, context: str | None, deadline: Deadline | None = None, *,
-            overrides: Overrides | None = None) -> Cluster:
+            overrides: Overrides | None = None) -> KubeSession:
     """Load credentials as kubectl does and return a session; KUBECONFIG errors on any failure."""
     deadline = deadline or Deadline()
     overrides = overrides or Overrides(context=context)
+    return _connect(lambda: load_settings(kubeconfig, overrides, deadline), deadline)
+
+
+def connect_entries(cluster: Mapping[str, Any], user: Mapping[str, Any], source: str, deadline: Deadline, *,
+                    overrides: Overrides | None = None) -> KubeSession:
+    """A session for a cluster and a user given as kubeconfig entries (a ClusterProfile's access provider),
+    loaded as a context's would be; `source` names them in messages."""
+    overrides = overrides or Overrides()
+    return _connect(lambda: entry_settings(cluster, user, overrides, deadline, source), deadline)
+
+
+def _connect(load: Callable[[], Settings], deadline: Deadline) -> KubeSession:
     # kubectl says nothing about an insecure cluster on every request; neither do we.
     warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
     client_errors = _ClientErrors.install()
-    settings = load_settings(kubeconfig, overrides, deadline)
+    settings = load()
     if client_errors.messages:  # the client logs some failures (an auth provider's) and goes on regardless
         raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {client_errors.messages[0]}")
     try:
-        return Cluster(settings, deadline)
+        return KubeSession(settings, deadline)
     except ImportError as err:  # a socks5:// proxy-url: urllib3 then imports PySocks, which we do not ship
         raise AicrError(Code.KUBECONFIG, f"cannot use the kubeconfig's proxy-url: {err} "
                         "(a SOCKS proxy needs the PySocks package)") from None

@@ -95,11 +95,26 @@ def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadli
                         "pass --kubeconfig or set KUBECONFIG")
     cluster = _pick(merged, "clusters", overrides.cluster or context.get("cluster"), "cluster")
     user = _pick(merged, "users", overrides.user or context.get("user"), "user")
+    no_server = (f"no server to talk to: context {context_name or '(none)'} names no cluster with a server in "
+                 f"the kubeconfig ({source}); pass --context or --server")
+    return _settings(cluster, user, overrides, deadline, source, no_server)
+
+
+def entry_settings(cluster: Mapping[str, Any], user: Mapping[str, Any], overrides: Overrides, deadline: Deadline,
+                   source: str) -> Settings:
+    """Settings for a cluster and a user that no kubeconfig file holds (a ClusterProfile's, say), given as
+    kubeconfig entries; loaded as a context of a file would be. `source` names them in messages."""
+    return _settings(ConfigNode("clusters[entry]", {"cluster": dict(cluster)}, None),
+                     ConfigNode("users[entry]", {"user": dict(user)}, None), overrides, deadline, source,
+                     f"no server to talk to: {source} gives none")
+
+
+def _settings(cluster: ConfigNode, user: ConfigNode, overrides: Overrides, deadline: Deadline, source: str,
+              no_server: str) -> Settings:
     cluster.value = _override_cluster(dict(_mapping(cluster.value.get("cluster"), "cluster")), overrides)
     user.value = _override_user(dict(_mapping(user.value.get("user"), "user")), overrides)
     if not cluster.value.get("server"):
-        raise AicrError(Code.KUBECONFIG, f"no server to talk to: context {context_name or '(none)'} names no "
-                        f"cluster with a server in the kubeconfig ({source}); pass --context or --server")
+        raise AicrError(Code.KUBECONFIG, no_server)
     impersonation = _impersonation(user.value, overrides)
     config = ConfigNode("kubeconfig", {
         "current-context": "selected",
@@ -350,7 +365,7 @@ class _BoundedExec(ExecProvider):
         info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
                                 "spec": {"interactive": interactive}}
         if self.cluster:
-            info["spec"]["cluster"] = self.cluster.value
+            info["spec"]["cluster"] = exec_cluster(self.cluster.value, self.cwd)
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
         timeout = self.deadline.timeout()  # before starting it: an expired deadline starts nothing
         try:
@@ -389,6 +404,39 @@ class _BoundedExec(ExecProvider):
                             f"{data.get('apiVersion')!r}, not {self.api_version!r}")
         status: dict[str, Any] = data["status"]
         return status
+
+
+EXEC_EXTENSION = "client.authentication.k8s.io/exec"
+
+
+def exec_cluster(cluster: Mapping[str, Any], base_path: str | None = None) -> dict[str, Any]:
+    """The cluster as kubectl hands it to a plugin that asks for it (`provideClusterInfo`): client
+    authentication's Cluster (server, tls-server-name, insecure-skip-tls-verify, certificate-authority-data,
+    proxy-url, disable-compression), with the cluster's extension named `client.authentication.k8s.io/exec`
+    as `config`, and the CA file's data in place of its path."""
+    info: dict[str, Any] = {"server": cluster.get("server") or ""}
+    for key in ("tls-server-name", "proxy-url"):
+        if cluster.get(key):
+            info[key] = cluster[key]
+    for key in ("insecure-skip-tls-verify", "disable-compression"):
+        if cluster.get(key) is True:
+            info[key] = True
+    authority = cluster.get("certificate-authority-data")
+    if not authority and isinstance(cluster.get("certificate-authority"), str) and cluster["certificate-authority"]:
+        path = Path(base_path or "", cluster["certificate-authority"]).expanduser()
+        try:
+            authority = _b64(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as err:
+            raise AicrError(Code.KUBECONFIG, f"cannot read the certificate authority {path} for the credentials "
+                            f"plugin: {first_line(str(err))}") from None
+    if authority:
+        info["certificate-authority-data"] = authority
+    listed = cluster.get("extensions")
+    for extension in listed if isinstance(listed, list) else []:
+        if isinstance(extension, Mapping) and extension.get("name") == EXEC_EXTENSION:
+            info["config"] = extension.get("extension")
+            break
+    return info
 
 
 def _kill(process: subprocess.Popen[str], interactive: bool) -> None:

@@ -50,7 +50,7 @@ def tokens(text: str) -> list[str]:
     return found
 
 
-def check(text: str) -> str:
+def valid_selector(text: str) -> str:
     """`text` if it is a valid label selector (the empty one selects everything); SelectorError if not."""
     words = tokens(text)
     i = 0

@@ -29,7 +29,7 @@ RECONNECT_SECONDS = 30.0  # how long a server may stay unreachable before we giv
 FIRST_PAUSE, MAX_PAUSE = 0.5, 8.0  # between attempts to reconnect (doubling)
 
 
-def follow(cluster: kube.Cluster, collection: str, name: str, what: str | None = None) -> Iterator[dict[str, Any]]:
+def follow(cluster: kube.KubeSession, collection: str, name: str, what: str | None = None) -> Iterator[dict[str, Any]]:
     """Yield the object `collection/name` now, then every new version of it, until the caller stops.
 
     NOT_FOUND when it does not exist or is deleted; TIMEOUT when the cluster's
@@ -41,7 +41,7 @@ def follow(cluster: kube.Cluster, collection: str, name: str, what: str | None =
 
 
 class _Follower:
-    def __init__(self, cluster: kube.Cluster, collection: str, name: str, what: str) -> None:
+    def __init__(self, cluster: kube.KubeSession, collection: str, name: str, what: str) -> None:
         self.cluster, self.collection, self.name, self.what = cluster, collection, name, what
         self.version = ""
 
@@ -137,7 +137,7 @@ class Change(NamedTuple):
     object: dict[str, Any]
 
 
-def follow_collection(cluster: kube.Cluster, collection: str, params: Mapping[str, str] | None = None,
+def follow_collection(cluster: kube.KubeSession, collection: str, params: Mapping[str, str] | None = None,
                       what: str | None = None) -> Iterator[list[Change]]:
     """Yield every object of the collection now (one batch, from one paginated LIST), then each change.
 
@@ -151,7 +151,7 @@ def follow_collection(cluster: kube.Cluster, collection: str, params: Mapping[st
 
 
 class _CollectionFollower(_Follower):
-    def __init__(self, cluster: kube.Cluster, collection: str, params: dict[str, str], what: str) -> None:
+    def __init__(self, cluster: kube.KubeSession, collection: str, params: dict[str, str], what: str) -> None:
         super().__init__(cluster, collection, "", what)
         self.params = params
         self.seen: dict[str, tuple[str, dict[str, Any]]] = {}  # name -> (resourceVersion, object)

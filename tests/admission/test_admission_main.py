@@ -85,7 +85,7 @@ def test_log_lines_are_json_and_library_warnings_join_them() -> None:
 
 
 def test_the_webhook_imports_no_command_module() -> None:
-    """It decides through the core (aicr_core.domain.rollouts.decide_write), as the commands do, not through them."""
+    """It decides through the core (aicr_core.domain.write_decision), as the commands do, not through them."""
     import ast
     from pathlib import Path
 

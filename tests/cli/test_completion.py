@@ -23,8 +23,9 @@ def test_command_names_with_their_summaries(aicr: Aicr) -> None:
 
 def test_flags_of_a_command_and_flags_before_it(aicr: Aicr) -> None:
     compare(words(complete(aicr, "list", "--pe")[0]), expected=["--pending"])
-    compare(words(complete(aicr, "list", "--p")[0]),
-            expected=["--pending", "--phase", "--parallel", "--policy-file"])  # own, then common
+    compare(words(complete(aicr, "list", "--p")[0]),  # own, then common
+            expected=["--pending", "--phase", "--parallel", "--profile-namespace", "--profile-selector",
+                      "--policy-file"])
     compare(words(complete(aicr, "wait", "r", "--ti")[0]), expected=["--timeout"])
     compare(words(complete(aicr, "--cont")[0]), expected=["--context"])
     assert "--dry-run" in words(complete(aicr, "approve", "r", "--d")[0])
@@ -35,10 +36,10 @@ def test_flag_values(aicr: Aicr, tmp_path: Path) -> None:
     site = PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example")
     candidates, directive = complete(aicr.with_env(**site.env()), "list", "-o", "")
     compare((words(candidates), directive), expected=([
-        "csv", "custom-columns", "custom-columns-file", "json", "jsonpath", "jsonpath-file", "name", "text", "wide",
-        "yaml"], ":4"))
+        "csv", "custom-columns", "custom-columns-file", "json", "jsonpath", "jsonpath-file", "junit", "name", "text",
+        "wide", "yaml"], ":4"))
     compare(complete(aicr, "list", "--output=y")[0], expected=["--output=yaml"])
-    compare(complete(aicr, "list", "-oj")[0], expected=["-ojson", "-ojsonpath", "-ojsonpath-file"])
+    compare(complete(aicr, "list", "-oj")[0], expected=["-ojson", "-ojsonpath", "-ojsonpath-file", "-ojunit"])
     compare(words(complete(aicr, "wait", "r", "--for", "")[0]),
             expected=["approval", "acknowledgement", "approved", "ended", "phase=Pending", "phase=AwaitingApproval",
                       "phase=Progressing", "phase=AwaitingAcknowledgement", "phase=Validating", "phase=Ended"])

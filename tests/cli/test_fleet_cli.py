@@ -52,7 +52,7 @@ USAGE_CASES: list[tuple[list[str], str]] = [
     (["list", "--all-contexts", "--context", "gpu-lab-1"], "--context cannot be used with --all-contexts"),
     (["list", "--contexts", "gpu-*", "--context", "gpu-lab-1"], "--context cannot be used with --contexts"),
     (["list", "--contexts", "gpu-*", "--all-contexts"], "--contexts and --all-contexts cannot be used together"),
-    (["list", "--parallel", "4"], "--parallel needs --contexts or --all-contexts"),
+    (["list", "--parallel", "4"], "--parallel needs --contexts, --all-contexts or --cluster-profiles"),
     (["list", "--all-contexts", "--parallel", "0"], "invalid --parallel '0'"),
     (["list", "--all-contexts", "--yes"], "unknown flag: --yes"),
     (["list", "--all-contexts", "--plan", PLAN], "unknown flag: --plan"),
@@ -65,8 +65,9 @@ USAGE_CASES: list[tuple[list[str], str]] = [
     (["approve", "r", "--plan", PLAN, "--reason", "x"], "--plan cannot be used with approve ROLLOUT"),
     (["approve", "r", "--yes", "--reason", "x"], "--yes cannot be used with approve ROLLOUT"),
     (["revoke", "r", "--parallel", "2", "--reason", "x"], "--parallel cannot be used with revoke ROLLOUT"),
-    (["approve", "--plan", PLAN, "--reason", "x"], "--plan needs --contexts, --all-contexts or --waves"),
-    (["acknowledge", "--plan", PLAN], "--plan needs --contexts or --all-contexts"),
+    (["approve", "--plan", PLAN, "--reason", "x"],
+     "--plan needs --contexts, --all-contexts, --cluster-profiles or --waves"),
+    (["acknowledge", "--plan", PLAN], "--plan needs --contexts, --all-contexts or --cluster-profiles"),
     (["approve", "--all-contexts", "--reason", "x"], "--all-contexts needs --plan DIGEST in place of ROLLOUT"),
     (["approve"], "the following arguments are required: ROLLOUT"),
     (["approve", "--all-contexts", "--plan", "sha256:abc", "--reason", "x"], "invalid --plan 'sha256:abc'"),
@@ -125,6 +126,110 @@ def test_a_malformed_waves_file_is_usage_before_any_call(aicr: Aicr, kubeconfig:
     compare(proc.returncode, expected=2, suffix=proc.stderr)
     assert error_line(proc).startswith("error: [USAGE] --waves") and message in error_line(proc), proc.stderr
     assert not log.exists()
+
+
+# -- --cluster-profiles: what is refused before any call (the hub read included) -------------------------
+
+GOOD_PROVIDERS = {"providers": [{"name": "token", "execConfig": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                                 "command": "token-plugin"}}]}
+PROFILES = ["--cluster-profiles", "--cluster-profile-providers", "p.json"]
+PROFILE_USAGE_CASES: list[tuple[list[str], str]] = [
+    (["list", "--cluster-profiles"], "--cluster-profiles needs --cluster-profile-providers FILE"),
+    (["list", "--profile-namespace", "gpu-fleet"], "--profile-namespace needs --cluster-profiles"),
+    (["version", "--profile-selector", "region=eu"], "--profile-selector needs --cluster-profiles"),
+    (["list", "--contexts", "gpu-*", "--cluster-profile-providers", "p.json"],
+     "--cluster-profile-providers needs --cluster-profiles"),
+    (["list", *PROFILES, "--all-contexts"], "--all-contexts cannot be used with --cluster-profiles"),
+    (["list", *PROFILES, "--contexts", ""], "--contexts needs at least one context name or pattern"),
+    (["list", *PROFILES, "--profile-selector", "region in (eu"], "--profile-selector 'region in (eu': "),
+    (["list", *PROFILES, "--profile-namespace", "GPU_Fleet"], "--profile-namespace 'GPU_Fleet': a namespace name"),
+    (["list", *PROFILES, "--server", "https://x"],
+     "--server cannot be used with --cluster-profiles: each member's ClusterProfile and provider decide it"),
+    (["version", *PROFILES, "--token", "t"], "--token cannot be used with --cluster-profiles"),
+    (["list", *PROFILES, "--user", "u"], "--user cannot be used with --cluster-profiles"),
+    (["approve", "r", *PROFILES, "--reason", "x"], "--cluster-profiles cannot be used with approve ROLLOUT"),
+    (["revoke", "r", "--profile-namespace", "ns", "--reason", "x"], "--profile-namespace cannot be used with revoke"),
+    (["approve", "--plan", PLAN, *PROFILES, "--reason", "x"], "pass --yes to confirm"),
+    (["approve", "--plan", PLAN, *PROFILES, "--contexts", "a/*", "--waves", "w.yaml", "--reason", "x", "--yes"],
+     "--contexts cannot be used with --waves"),
+    (["version", "--client", *PROFILES], "--cluster-profiles cannot be used with version --client"),
+    (["policy", "validate", "f.yaml", "--cluster-profiles"], "--cluster-profiles cannot be used with policy validate"),
+    (["describe", "r", "--cluster-profiles"], "unknown flag: --cluster-profiles"),
+    (["wait", "r", "--for", "ended", "--profile-selector", "a=b"], "unknown flag: --profile-selector"),
+    (["list", "--cluster-profiles", "--cluster-profile-providers", "missing.json"],
+     "--cluster-profile-providers missing.json: cannot read it"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), PROFILE_USAGE_CASES,
+                         ids=[" ".join(a)[:60] for a, _ in PROFILE_USAGE_CASES])
+def test_cluster_profile_usage_rules_hold_before_any_call(aicr: Aicr, kubeconfig: Path, tmp_path: Path,
+                                                          args: list[str], message: str) -> None:
+    (tmp_path / "p.json").write_text(json.dumps(GOOD_PROVIDERS))
+    (tmp_path / "w.yaml").write_text("apiVersion: aicr.run/v1alpha1\nkind: Waves\nwaves: [{name: a, contexts: ['*']}]")
+    log = tmp_path / "requests.log"
+    proc = aicr(*args, kubeconfig=kubeconfig, AICR_REQUEST_LOG=str(log))
+    compare(proc.returncode, expected=2, suffix=proc.stderr)
+    line = error_line(proc)
+    assert line.startswith("error: [USAGE] ") and message in line, (line, proc.stderr)
+    compare(proc.stdout, expected="")
+    assert not log.exists(), log.read_text()
+
+
+PROVIDER_FILES = [
+    ("not json", "--cluster-profile-providers p.json: not JSON"),
+    ('{"providers": [{"name": "a", "execConfig": {"apiVersion": "client.authentication.k8s.io/v1", "command": "c"}},'
+     ' {"name": "a", "execConfig": {"apiVersion": "client.authentication.k8s.io/v1", "command": "d"}}]}',
+     "provider 'a': two providers have that name"),
+    ('{"providers": [{"execConfig": {"apiVersion": "client.authentication.k8s.io/v1", "command": "c"}}]}',
+     "providers[0].name: every provider needs a name"),
+    ('{"providers": [{"name": "a", "execConfig": {"apiVersion": "client.authentication.k8s.io/v1"}}]}',
+     "provider 'a': execConfig.command"),
+    ('{"providers": [{"name": "a", "execConfig": {"apiVersion": "client.authentication.k8s.io/v1", "command": ""}}]}',
+     "provider 'a': execConfig.command"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), PROVIDER_FILES)
+def test_a_bad_provider_file_is_usage_naming_it_before_any_call(aicr: Aicr, kubeconfig: Path, tmp_path: Path,
+                                                                text: str, message: str) -> None:
+    (tmp_path / "p.json").write_text(text)
+    log = tmp_path / "requests.log"
+    for args in (["list", *PROFILES], ["approve", "--plan", PLAN, *PROFILES, "--reason", "x", "--yes"]):
+        proc = aicr(*args, kubeconfig=kubeconfig, AICR_REQUEST_LOG=str(log))
+        compare(proc.returncode, expected=2, suffix=proc.stderr)
+        assert error_line(proc).startswith("error: [USAGE] ") and message in error_line(proc), proc.stderr
+        assert not log.exists(), log.read_text()
+
+
+def test_a_waves_selector_needs_cluster_profiles_and_must_parse(aicr: Aicr, kubeconfig: Path, tmp_path: Path) -> None:
+    (tmp_path / "p.json").write_text(json.dumps(GOOD_PROVIDERS))
+    log = tmp_path / "requests.log"
+    selector = waves(tmp_path, "waves: [{name: canary, selector: {matchLabels: {aicr.run/wave: canary}}}]")
+    proc = aicr("approve", "--plan", PLAN, "--waves", selector, "--reason", "x", "--yes", kubeconfig=kubeconfig,
+                AICR_REQUEST_LOG=str(log))
+    compare(proc.returncode, expected=2, suffix=proc.stderr)
+    compare(error_line(proc), expected=f"error: [USAGE] --waves {selector}: wave 'canary': selector needs "
+                                       "--cluster-profiles (it chooses ClusterProfiles by their labels)")
+    broken = waves(tmp_path, "waves: [{name: eu, selector: {matchExpressions: [{key: region, operator: Near}]}}]")
+    proc = aicr("approve", "--plan", PLAN, "--waves", broken, *PROFILES, "--reason", "x", "--yes",
+                kubeconfig=kubeconfig, AICR_REQUEST_LOG=str(log))
+    compare(proc.returncode, expected=2, suffix=proc.stderr)
+    assert error_line(proc).startswith(f"error: [USAGE] --waves {broken}: wave 'eu': selector: "
+                                       "matchExpressions[0].operator must be"), proc.stderr
+    assert not log.exists(), log.read_text()
+
+
+def test_with_cluster_profiles_context_names_the_hub_which_is_read_first(aicr: Aicr, kubeconfig: Path,
+                                                                         tmp_path: Path) -> None:
+    (tmp_path / "p.json").write_text(json.dumps(GOOD_PROVIDERS))
+    log = tmp_path / "requests.log"
+    proc = aicr("list", *PROFILES, "--context", "gpu-eu-1", kubeconfig=kubeconfig, AICR_REQUEST_LOG=str(log))
+    compare((proc.returncode, proc.stdout), expected=(1, ""), suffix=proc.stderr)
+    assert error_line(proc).startswith("error: [UNAVAILABLE] the hub (context gpu-eu-1): cannot list its "
+                                       "ClusterProfiles: cannot connect to the API server"), proc.stderr
+    compare(log.read_text().splitlines(),
+            expected=["GET /apis/multicluster.x-k8s.io/v1alpha1/clusterprofiles?limit=500"])
 
 
 def test_waves_choose_the_clusters_themselves(aicr: Aicr, kubeconfig: Path, tmp_path: Path) -> None:

@@ -77,14 +77,14 @@ def test_a_connection_pool_serves_sessions_with_different_deadlines(tmp_path: Pa
     with fake_apiserver(tmp_path, [Respond(200, VERSION)]) as server:
         base = kube.connect(str(server.kubeconfig(tmp_path / "kc", {"token": "t"})), None, Deadline(30.0))
         first = Deadline(0.3)
-        compare(kube.Cluster.get(_with(base, first), "/version"), expected=VERSION)
+        compare(kube.KubeSession.get(_with(base, first), "/version"), expected=VERSION)
         time.sleep(0.5)  # `first` has passed, while its connection sits in the pool
         assert first.fired
-        compare(kube.Cluster.get(_with(base, Deadline(5.0)), "/version"), expected=VERSION)
+        compare(kube.KubeSession.get(_with(base, Deadline(5.0)), "/version"), expected=VERSION)
         compare(len(server.accepted), expected=1, suffix="the pooled connection was shut down")
 
 
-def _with(base: kube.Cluster, deadline: Deadline) -> kube.Cluster:
+def _with(base: kube.KubeSession, deadline: Deadline) -> kube.KubeSession:
     session = copy.copy(base)
     session.deadline = deadline
     return session

@@ -296,7 +296,7 @@ def test_the_watch_survives_410_gone(plane: testbed.ControlPlane, seed: testbed.
     from aicr_core.session.watch import follow
 
     class StaleFirstRead:
-        def __init__(self, cluster: kube.Cluster) -> None:
+        def __init__(self, cluster: kube.KubeSession) -> None:
             self.cluster, self.deadline = cluster, cluster.deadline
             self.reads: list[str] = []
             self.watched_from: list[str] = []

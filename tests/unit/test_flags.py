@@ -49,13 +49,13 @@ def args(**values: object) -> argparse.Namespace:
 
 
 def test_reason_bounds_are_checked_by_the_commands_that_use_it() -> None:
-    compare(check_reason(args(reason="x" * 1024), "approve"), expected="x" * 1024)
+    compare(check_reason(args(reason="x" * 1024).reason, "approve"), expected="x" * 1024)
     with ShouldRaise(UsageError("--reason is 1025 characters; at most 1024 are allowed")):
-        check_reason(args(reason="x" * 1025), "approve")
+        check_reason(args(reason="x" * 1025).reason, "approve")
     with ShouldRaise(UsageError("--reason must not be empty")):
-        check_reason(args(reason="   "), "revoke")
+        check_reason(args(reason="   ").reason, "revoke")
     with ShouldRaise(UsageError("revoke needs --reason TEXT (at most 1024 characters)")):
-        check_reason(args(), "revoke")
+        check_reason(args().reason, "revoke")
 
 
 def test_a_bound_is_no_parse_error() -> None:
@@ -68,34 +68,34 @@ def test_a_bound_is_no_parse_error() -> None:
 
 
 def test_expiry_bounds() -> None:
-    compare(check_expires(args(), NOW), expected=None)
-    compare(check_expires(args(expires="1h30m"), NOW), expected=NOW + timedelta(minutes=90))
+    compare(check_expires(args().expires, NOW), expected=None)
+    compare(check_expires(args(expires="1h30m").expires, NOW), expected=NOW + timedelta(minutes=90))
     with ShouldRaise(UsageError("--expires must not be negative (got -1ns)")):
-        check_expires(args(expires="-1ns"), NOW)
+        check_expires(args(expires="-1ns").expires, NOW)
     largest = "2562047h47m16.854775807s"
-    compare(check_expires(args(expires=largest), NOW).year, expected=2319)  # type: ignore[union-attr]
+    compare(check_expires(args(expires=largest).expires, NOW).year, expected=2319)  # type: ignore[union-attr]
     late = dt.datetime(9800, 1, 1, tzinfo=UTC)  # the largest Go duration reaches past year 9999 from here
     with ShouldRaise(UsageError(f"--expires {largest} ends after 9999-12-31T23:59:59Z, "
                                 "the latest time the API can store")):
-        check_expires(args(expires=largest), late)
-    compare(check_expires(args(expires="1m"), MAX_API_TIME - timedelta(minutes=1)), expected=MAX_API_TIME)
+        check_expires(args(expires=largest).expires, late)
+    compare(check_expires(args(expires="1m").expires, MAX_API_TIME - timedelta(minutes=1)), expected=MAX_API_TIME)
 
 
 @pytest.mark.parametrize("text", ["0s", "-0s", "1ns", "59.999s", "59s"])
 def test_an_expiry_that_is_not_in_the_future_when_written_is_a_usage_error_naming_the_minimum(text: str) -> None:
     with ShouldRaise(UsageError(f"--expires {text} is shorter than the minimum, 1m: an approval that ends before "
                                 "it is stored, or right after, approves nothing")):
-        check_expires(args(expires=text), NOW)
-    compare(check_expires(args(expires="1m"), NOW), expected=NOW + timedelta(minutes=1))
+        check_expires(args(expires=text).expires, NOW)
+    compare(check_expires(args(expires="1m").expires, NOW), expected=NOW + timedelta(minutes=1))
 
 
 def test_the_cli_and_the_webhook_apply_one_bound() -> None:
     """What passes --expires passes the webhook, whose clock may be behind, or ahead by less than a minute."""
     from aicr_admission import review
-    from aicr_core.domain.actions import MIN_APPROVAL, approval_expiry_problem
+    from aicr_core.domain.action_rules import MIN_APPROVAL, approval_expiry_problem
 
     for delta in (MIN_APPROVAL, MIN_APPROVAL + timedelta(seconds=1), timedelta(hours=2)):
-        expires = check_expires(args(expires=f"{int(delta.total_seconds())}s"), NOW)
+        expires = check_expires(args(expires=f"{int(delta.total_seconds())}s").expires, NOW)
         assert expires is not None and approval_expiry_problem(expires, NOW) is None
         for webhook_clock in (NOW - review.CLOCK_SKEW, NOW, NOW + review.CLOCK_SKEW - timedelta(seconds=1)):
             compare(approval_expiry_problem(expires, webhook_clock, clock_skew=review.CLOCK_SKEW), expected=None)

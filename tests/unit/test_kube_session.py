@@ -18,7 +18,7 @@ from aicr_core.session.deadline import Deadline
 from support.fake_apiserver import Respond, fake_apiserver
 
 
-def session(server_kubeconfig: Path, seconds: float = 10) -> kube.Cluster:
+def session(server_kubeconfig: Path, seconds: float = 10) -> kube.KubeSession:
     return kube.connect(str(server_kubeconfig), None, Deadline(seconds))
 
 

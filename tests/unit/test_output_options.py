@@ -23,7 +23,7 @@ from aicr_core.framework.result import Result, Rows, Stream
 from aicr_core.framework.sort_by import natural_less, parse_sort_by, quantity, sort_items
 from aicr_core.framework.text_layout import listing, table
 from aicr_core.session import kube
-from aicr_core.session.label_selector import SelectorError, check
+from aicr_core.session.label_selector import SelectorError, valid_selector
 from aicr_core.session.watch import follow_collection
 from aicr_renderers.custom_columns import CustomColumnsFileRenderer, CustomColumnsRenderer
 from aicr_renderers.json import JsonRenderer
@@ -181,14 +181,14 @@ def test_custom_columns_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ["", "a", "!a", "a=b", "a==b", "a!=b", "a=", "a in (x,y)", "a notin (x)",
                                   "a>1", "a<-2", "x.io/a-b_c=V.1", "a=b,c!=d,!e", " a = b , c "])
 def test_valid_selectors(text: str) -> None:
-    compare(check(text), expected=text)
+    compare(valid_selector(text), expected=text)
 
 
 @pytest.mark.parametrize("text", ["a b", "a=b=c", "a in ()", "a in (b", "!a=b", "a,", "=b", "x@y=1", "a=-b",
                                   "A/b=c", "a>b", "a in b", "," + "a", "k" * 64, "a=" + "v" * 64])
 def test_invalid_selectors(text: str) -> None:
     with pytest.raises(SelectorError):
-        check(text)
+        valid_selector(text)
 
 
 def test_sort_by_as_kubectl_sorts() -> None:

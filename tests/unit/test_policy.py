@@ -375,9 +375,9 @@ class SwallowsEverything:
 
 
 def test_a_policy_that_reads_a_missing_reason_is_skipped_never_run_on_a_placeholder() -> None:
-    from aicr_core.domain.policy_engine import without
+    from aicr_core.domain.policy_engine import with_field_not_given
 
-    proposed = without(approval(reason=""), "reason", "--reason TEXT")
+    proposed = with_field_not_given(approval(reason=""), "reason", "--reason TEXT")
     compare(proposed.user, expected=approval(reason="").user)  # the other fields read as usual
     policies = engine([("ticket", NeedsTicket()), ("swallow", SwallowsEverything()), ("fridays", NoFridays())])
     decision = policies.decision(
@@ -393,12 +393,12 @@ def test_a_policy_that_reads_a_missing_reason_is_skipped_never_run_on_a_placehol
 
 def _revoke(policies: PolicyEngine, reason: str | None, overrides: tuple[str, ...] = ()) -> Any:
     """The decision on a revocation with `reason` (None: not given, as `policy check` without --reason)."""
-    from aicr_core.domain.policy_engine import without
+    from aicr_core.domain.policy_engine import with_field_not_given
     from aicr_core.testing import revocation
 
     proposed = revocation(reason=reason or "")
     if reason is None:
-        proposed = without(proposed, "reason", "--reason TEXT")
+        proposed = with_field_not_given(proposed, "reason", "--reason TEXT")
     return policies.decision("revoke", rollout=rollout(), user=Identity("alice"), overrides=overrides,
                              context=PolicyContext("revoke", now=NOW), revocation=proposed)
 

@@ -10,7 +10,7 @@ from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
 
 from aicr_commands import reproduce
 from aicr_core import clock
-from aicr_core.domain import actions
+from aicr_core.domain import action_rules as actions
 from aicr_core.domain import operator_api as api
 from aicr_core.errors import AicrError
 

@@ -19,6 +19,7 @@ from aicr_core.domain import operator_api as api
 from aicr_core.domain import rollouts
 from aicr_core.domain.actions import APPROVE
 from aicr_core.domain.hookspecs import PolicyContext
+from aicr_core.domain.write_decision import decide_write
 from aicr_core.errors import AicrError, Code
 from aicr_core.framework.app import CLEAR_SCREEN, AicrApp
 from aicr_core.framework.result import Progress, Result, Stream
@@ -251,9 +252,9 @@ def test_the_policies_decide_at_the_instant_the_write_was_built() -> None:
         replace("aicr_core.clock.datetime", mock_datetime(NOW, delta=1))  # each now() a second after the last
         now = clock.now()
         approval = api.Approval("alice", now + dt.timedelta(hours=2), "r")
-        decision = rollouts.decide_write(
+        decision = decide_write(
             APPROVE, approval, engine=rollouts.engine_for(rollouts.PolicyFile(text, "test")), rollout=kit.rollout(),
             user=kit.identity(), context=PolicyContext("approve", {}, now=now), overrides=(),
-            read_assessment=lambda: kit.assessment())
+            assessment=kit.assessment())
     compare([(o.policy, o.messages) for o in decision.outcomes], expected=[
         ("max-approval", ["an approval of 2h is longer than the 1h allowed; pass --expires 1h or less"])])

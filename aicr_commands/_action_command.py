@@ -1,0 +1,55 @@
+"""The one command class of approve, revoke and acknowledge: configured by its `Action`.
+
+Each of those commands is this class with its Action and its help (the class
+docstring). What the command does is the domain's (`aicr_core.domain.rollout_write`):
+it turns its flags into a `WriteRequest`, and what is written into its `Result`.
+`--plan DIGEST` runs the same write in each selected cluster (`_fleet_write`).
+
+Imported by `help` for the summary: nothing heavy at module level (the table is light).
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any, ClassVar
+
+from aicr_commands import _fleet_forms, _fleet_write
+from aicr_commands import _rollout_args as _rollouts
+from aicr_core.domain.actions import Action
+from aicr_core.fleet import fan_out as fleet
+from aicr_core.framework.command import AicrCommand
+from aicr_core.framework.result import Result, Stream
+
+
+class ActionCommand(AicrCommand):
+    """approve|revoke|acknowledge ROLLOUT (a subclass names its Action and carries its help)."""
+
+    action: ClassVar[Action]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        action: Action | None = cls.__dict__.get("action")
+        if action is not None:  # the common flags it reads follow from what the action takes
+            cls.uses_flags = (("reason",) * action.takes_reason + ("expires",) * action.takes_expires
+                              + ("operator_namespace", "override", "policy_file"))
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        _rollouts.add_rollout_argument(parser, waiting_first=self.action.waiting_first, optional=True)
+        _rollouts.add_dry_run_flag(parser)
+        fleet.add_selection_flags(parser)
+        fleet.add_plan_flags(parser, _fleet_forms.complete_plans, waves=self.action.in_waves)
+
+    def take_action(self, args: argparse.Namespace) -> Result | Stream:
+        action = self.action
+        if _fleet_forms.plan_form(args, action.name, args.rollout):
+            if action.in_waves and args.waves is not None:
+                from aicr_commands._approve_in_waves import approve_in_waves
+
+                return approve_in_waves(self, args)
+            return _fleet_write.fleet_write(self, args, action)
+        from aicr_core.domain import operator_api as api
+        from aicr_core.domain.rollout_write import write
+
+        request = _rollouts.write_request(args, action, args.rollout)  # the flags' bounds: before any call
+        written = write(_rollouts.session(args), request)
+        return Result(action.result_kind, written.data, names=(api.rollout_reference(args.rollout),),
+                      warnings=written.warnings)

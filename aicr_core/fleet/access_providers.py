@@ -1,0 +1,262 @@
+"""The provider file of `--cluster-profile-providers FILE`, and the provider each ClusterProfile gets from it.
+
+The file is KEP-5339's, as its reference library (`pkg/access` of
+kubernetes-sigs/cluster-inventory-api) reads it:
+
+```json
+{"providers": [{"name": "token-broker",
+                "execConfig": {"apiVersion": "client.authentication.k8s.io/v1", "command": "broker",
+                               "args": ["token"], "provideClusterInfo": true},
+                "profileSourcedCLIArgsPolicy": "Append",
+                "profileSourcedEnvVarsPolicy": "AppendIfNotExists"}]}
+```
+
+For a profile, the provider is the first of the file, in the file's order, whose name the
+profile offers (`status.accessProviders[].name`, and the deprecated `credentialProviders`;
+`accessProviders` wins on a name in both). Its exec config becomes the member's kubeconfig
+user (never interactive); the offered `cluster` its kubeconfig cluster. The profile's reserved
+cluster extensions `.../exec/additional-args` and `.../exec/additional-envs` reach the plugin
+only as the provider's two policies allow, as the reference applies them.
+
+Everything wrong with the file is [USAGE] naming the key or the provider, before any call;
+what is wrong with one profile fails that member alone ([KUBECONFIG]). Pure: no I/O but the
+file's one read.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aicr_core.errors import AicrError, Code, UsageError
+
+MAX_BYTES = 1 << 20  # a provider file names a few plugins; a larger one is a wrong file
+TOP_KEYS = ("providers",)
+PROVIDER_KEYS = ("name", "execConfig", "profileSourcedCLIArgsPolicy", "profileSourcedEnvVarsPolicy")
+# Every field of a kubeconfig exec config (client-go's ExecConfig as JSON names it).
+EXEC_KEYS = ("apiVersion", "command", "args", "env", "provideClusterInfo", "interactiveMode", "installHint")
+EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
+INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
+APPEND, IGNORE = "Append", "Ignore"
+APPEND_IF_NOT_EXISTS, REPLACE = "AppendIfNotExists", "Replace"
+ARGS_POLICIES = (APPEND, IGNORE)                       # "" (absent) is Ignore
+ENV_POLICIES = (APPEND_IF_NOT_EXISTS, REPLACE, IGNORE)  # "" (absent) is Ignore
+# The cluster extension a plugin gets as ExecCredential spec.cluster.config (client authentication's, SIG Auth).
+EXEC_EXTENSION = "client.authentication.k8s.io/exec"
+# KEP-5339's reserved extensions: more arguments and environment for the plugin, from the profile.
+ARGS_EXTENSION = "clusterprofiles.multicluster.x-k8s.io/exec/additional-args"
+ENVS_EXTENSION = "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs"
+# The fields of an offered cluster a member is reached with; any other (a file path of the hub
+# owner's machine, insecure-skip-tls-verify) is not taken from an inventory.
+CLUSTER_KEYS = ("server", "certificate-authority-data", "tls-server-name", "proxy-url", "extensions")
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider of the file: its name, its exec config (checked), and its two policies ("" is Ignore)."""
+
+    name: str
+    exec_config: Mapping[str, Any]
+    args_policy: str = ""
+    env_policy: str = ""
+
+
+@dataclass(frozen=True)
+class Offered:
+    """A provider a profile offers: its name and the `cluster` entry it gives (a kubeconfig cluster)."""
+
+    name: str
+    cluster: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ProviderFile:
+    source: str
+    providers: tuple[Provider, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.providers]
+
+    def choose(self, access: Sequence[Offered], credential: Sequence[Offered] = ()) -> tuple[Provider, Offered] | None:
+        """The first provider of the file that the profile offers, with what the profile offers under its name.
+
+        `credential` (the deprecated `status.credentialProviders`) is read too; `access`
+        (`status.accessProviders`) wins on a name in both. None: the profile offers none of the file's.
+        """
+        offered = {o.name: o for o in credential}
+        offered.update({o.name: o for o in access})
+        for provider in self.providers:
+            if provider.name in offered:
+                return provider, offered[provider.name]
+        return None
+
+
+# -- the file --------------------------------------------------------------------------------------
+
+def load(path: str) -> ProviderFile:
+    """The file at `path`, parsed and checked; at most MAX_BYTES of a regular file are read."""
+    flag = f"--cluster-profile-providers {path}"
+    try:
+        with open(path, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise UsageError(f"{flag}: not a regular file")
+            data = file.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise UsageError(f"{flag}: cannot read it: {err.strerror or err}") from None
+    if len(data) > MAX_BYTES:
+        raise UsageError(f"{flag}: larger than {MAX_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{flag}: not UTF-8 text") from None
+    return parse(text, path)
+
+
+def parse(text: str, source: str = "the provider file") -> ProviderFile:
+    def bad(message: str) -> UsageError:
+        return UsageError(f"--cluster-profile-providers {source}: {message}")
+
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise bad("not JSON: nested too deep") from None
+    except ValueError as err:
+        raise bad(f"not JSON: {err}") from None
+    if not isinstance(doc, dict):
+        raise bad('not a provider file (a JSON object with "providers")')
+    _known_keys(doc, TOP_KEYS, "", bad)
+    listed = doc.get("providers")
+    if not isinstance(listed, list) or not listed:
+        raise bad("providers: at least one provider is needed (a list of {name, execConfig})")
+    providers: list[Provider] = []
+    for i, entry in enumerate(listed):
+        where = f"providers[{i}]"
+        if not isinstance(entry, dict):
+            raise bad(f"{where}: a provider is an object with name and execConfig")
+        _known_keys(entry, PROVIDER_KEYS, f"{where}.", bad)
+        name = entry.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise bad(f"{where}.name: every provider needs a name")
+        if any(p.name == name for p in providers):
+            raise bad(f"provider {name!r}: two providers have that name")
+        args_policy = _policy(entry, "profileSourcedCLIArgsPolicy", ARGS_POLICIES, name, bad)
+        env_policy = _policy(entry, "profileSourcedEnvVarsPolicy", ENV_POLICIES, name, bad)
+        providers.append(Provider(name, _exec_config(entry.get("execConfig"), name, bad), args_policy, env_policy))
+    return ProviderFile(source, tuple(providers))
+
+
+def _known_keys(doc: Mapping[str, Any], keys: Sequence[str], where: str, bad: Any) -> None:
+    for key in doc:
+        if key not in keys:
+            raise bad(f"unknown key {where}{key} (known: {', '.join(keys)})")
+
+
+def _policy(entry: Mapping[str, Any], key: str, allowed: Sequence[str], name: str, bad: Any) -> str:
+    value = entry.get(key)
+    if value in (None, ""):
+        return ""
+    if value not in allowed:
+        raise bad(f"provider {name!r}: {key} must be {', '.join(allowed)} or absent (got {value!r})")
+    return str(value)
+
+
+def _exec_config(value: Any, name: str, bad: Any) -> dict[str, Any]:
+    """A kubeconfig exec config, checked as kubectl checks a kubeconfig user's; nulls dropped."""
+    where = f"provider {name!r}: execConfig"
+    if not isinstance(value, dict):
+        raise bad(f"{where}: every provider needs an execConfig with a command")
+    _known_keys(value, EXEC_KEYS, "execConfig.", lambda message: bad(f"provider {name!r}: {message}"))
+    config = {key: item for key, item in value.items() if item is not None}
+    command = config.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise bad(f"{where}.command: every provider needs the command of its credentials plugin")
+    if config.get("apiVersion") not in EXEC_API_VERSIONS:
+        raise bad(f"{where}.apiVersion must be {' or '.join(EXEC_API_VERSIONS)} "
+                  f"(got {config.get('apiVersion')!r})")
+    args = config.get("args", [])
+    if not isinstance(args, list) or any(not isinstance(a, str) for a in args):
+        raise bad(f"{where}.args: a list of strings")
+    env = config.get("env", [])
+    if (not isinstance(env, list)
+            or any(not isinstance(e, dict) or set(e) != {"name", "value"} or not isinstance(e["name"], str)
+                   or not e["name"] or not isinstance(e["value"], str) for e in env)):
+        raise bad(f"{where}.env: a list of {{name, value}} strings")
+    if not isinstance(config.get("provideClusterInfo", False), bool):
+        raise bad(f"{where}.provideClusterInfo: true or false")
+    if config.get("interactiveMode", "Never") not in INTERACTIVE_MODES:
+        raise bad(f"{where}.interactiveMode must be {', '.join(INTERACTIVE_MODES)} "
+                  f"(got {config.get('interactiveMode')!r})")
+    if not isinstance(config.get("installHint", ""), str):
+        raise bad(f"{where}.installHint: a string")
+    return config
+
+
+# -- one profile's member ----------------------------------------------------------------------------
+
+def member_user(provider: Provider, offered: Offered, profile: str) -> dict[str, Any]:
+    """The kubeconfig user of a member: the provider's exec config, never interactive, with what the
+    profile's reserved extensions add as the provider's policies allow. [KUBECONFIG] for a bad extension."""
+    config: dict[str, Any] = {key: value for key, value in provider.exec_config.items() if key != "installHint"}
+    config["interactiveMode"] = "Never"  # a fleet's plugin runs unattended, as the reference runs it
+    args = list(config.get("args", []))
+    env = [dict(e) for e in config.get("env", [])]
+    for name, data in extensions(offered, profile):
+        if name == ARGS_EXTENSION and provider.args_policy == APPEND:
+            args += _string_list(data, profile, name)
+        elif name == ENVS_EXTENSION and provider.env_policy in (APPEND_IF_NOT_EXISTS, REPLACE):
+            extra = _string_map(data, profile, name)
+            if provider.env_policy == REPLACE:  # the profile's value wins over the file's
+                env = [{"name": e["name"], "value": extra.pop(e["name"], e["value"])} for e in env]
+            else:  # the file's value wins
+                for e in env:
+                    extra.pop(e["name"], None)
+            env += [{"name": key, "value": value} for key, value in extra.items()]
+    config["args"], config["env"] = args, env
+    return {"exec": config}
+
+
+def member_cluster(offered: Offered, profile: str) -> dict[str, Any]:
+    """The kubeconfig cluster of a member: the offered cluster's server, CA data, TLS server name, proxy and
+    extensions (the exec extension reaches a plugin that asks for the cluster). [KUBECONFIG] when malformed."""
+    cluster: dict[str, Any] = {}
+    for key in CLUSTER_KEYS:
+        value = offered.cluster.get(key)
+        if value in (None, ""):
+            continue
+        if key != "extensions" and not isinstance(value, str):
+            raise _bad_profile(profile, f"cluster.{key} of provider {offered.name!r} is not a string")
+        cluster[key] = value
+    if not cluster.get("server"):
+        raise _bad_profile(profile, f"provider {offered.name!r} gives no cluster.server")
+    extensions(offered, profile)  # checked: a list of {name, extension}
+    return cluster
+
+
+def extensions(offered: Offered, profile: str) -> list[tuple[str, Any]]:
+    """The offered cluster's named extensions, (name, extension) in their order."""
+    listed = offered.cluster.get("extensions") or []
+    if not isinstance(listed, list) or any(not isinstance(e, dict) or not isinstance(e.get("name"), str)
+                                           for e in listed):
+        raise _bad_profile(profile, f"cluster.extensions of provider {offered.name!r} is not a list of "
+                                    "{name, extension}")
+    return [(e["name"], e.get("extension")) for e in listed]
+
+
+def _string_list(data: Any, profile: str, name: str) -> list[str]:
+    if not isinstance(data, list) or any(not isinstance(item, str) for item in data):
+        raise _bad_profile(profile, f"its cluster extension {name} is not a list of strings")
+    return list(data)
+
+
+def _string_map(data: Any, profile: str, name: str) -> dict[str, str]:
+    if not isinstance(data, dict) or any(not isinstance(v, str) or not k for k, v in data.items()):
+        raise _bad_profile(profile, f"its cluster extension {name} is not a map of names to strings")
+    return dict(data)
+
+
+def _bad_profile(profile: str, message: str) -> AicrError:
+    return AicrError(Code.KUBECONFIG, f"ClusterProfile {profile}: {message}")
