@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from aicr_commands import _fleet_forms, _fleet_write
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.domain.actions import Action
-from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import selection as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result, Stream
 

@@ -18,7 +18,6 @@ from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_commands._rollout_args import dry_run  # the waves' too
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
@@ -161,7 +160,9 @@ def fleet_write(command: AicrCommand, args: argparse.Namespace, action: Action) 
     """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite)."""
     check_inputs(args, action)
     check_confirmation(args, action)
-    selection = fleet.Fleet.from_args(args)
+    from aicr_core.fleet.fan_out import Fleet
+
+    selection = Fleet.from_args(args)
     picks = selection.run(lambda turn: pick(turn, args.plan))
     items: dict[str, dict[str, Any]] = {}
     to_write: list[tuple[str, api.Rollout]] = []
