@@ -5,7 +5,7 @@ on that cluster's session): its own refusals, its own policy file and overrides,
 SelfSubjectReview. What is added is only around it: the rollout picked by the plan's digest,
 the listing and the confirmation, and one result word a cluster.
 
-Imported by command modules at module level: nothing heavy here.
+Imported when a fleet write runs (`_action_command`), not by `help`.
 """
 from __future__ import annotations
 

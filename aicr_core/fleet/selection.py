@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from aicr_core.fleet.cluster_profiles import Inventory
 
 DEFAULT_PARALLEL = 16
-PLAN_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+PLAN_DIGEST = r"^sha256:[0-9a-f]{64}$"  # compiled on first use, not by `help`
 # The connection flags each cluster's own kubeconfig entry decides (argparse dest, flag name).
 PER_CLUSTER_FLAGS = (("server", "--server"), ("token", "--token"), ("user", "--user"), ("cluster", "--cluster"),
                      ("certificate_authority", "--certificate-authority"),
@@ -46,7 +46,7 @@ def parallel_count(text: str) -> int:
 
 
 def plan_digest(text: str) -> str:
-    if not PLAN_DIGEST.fullmatch(text):
+    if not re.fullmatch(PLAN_DIGEST, text):
         raise argparse.ArgumentTypeError(f"invalid --plan {text!r}: a full plan digest, sha256: and 64 "
                                          "lowercase hex digits")
     return text
