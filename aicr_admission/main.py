@@ -40,6 +40,10 @@ READ_SECONDS = 2.0  # each read of the API server (the policy file, an assessmen
 # kube-apiserver's webhook client closes a connection idle for 90 s (client-go's transport takes Go's
 # http.DefaultTransport IdleConnTimeout; docs/webhook.md cites the source): ours must be longer.
 IDLE_TIMEOUT = 120.0
+# What the `admission` extra installs (setup.cfg): the server's HTTP/1.1 parser and its metrics. A plain
+# `pip install kubectl-aicr` installs this program too, without them.
+EXTRA_MODULES = ("h11", "prometheus_client")
+INSTALL_EXTRA = "pip install 'kubectl-aicr[admission]'"
 
 
 class JsonLog:
@@ -134,12 +138,24 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     log = JsonLog(sys.stderr)
+    missing = missing_extra()
+    if missing:  # before the flags (even --help) and the certificate files: nothing here works without them
+        log("cannot start", level="error", error=f"the admission extra is not installed (no module "
+            f"{', '.join(missing)}): {INSTALL_EXTRA}")
+        return 1
     try:
         args = parse_args(argv)
         return run(args, log)
     except AicrError as err:
         log("cannot start", level="error", error=str(err), details=err.details or None)
         return err.exit_code
+
+
+def missing_extra() -> list[str]:
+    """The modules of the `admission` extra that cannot be found (found, not imported: that is run's)."""
+    from importlib.util import find_spec
+
+    return [name for name in EXTRA_MODULES if find_spec(name) is None]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
