@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown
 
 if TYPE_CHECKING:
     from aicr_admission.audit import EventRecorder
@@ -89,7 +89,7 @@ def parser() -> argparse.ArgumentParser:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of bytes") from None
         if value < 1:
             raise argparse.ArgumentTypeError("must be at least 1")
         return value
@@ -291,10 +291,12 @@ class Webhook:
         from aicr_admission import audit, review
         from aicr_admission.metrics import labels_of
         from aicr_admission.server import Response
+        from aicr_core.session import bounded_json
 
         try:
-            admission = review.request_of(json.loads(request.body))
-        except (ValueError, review.BadReview) as err:
+            # Bounded nesting, as the CLI reads a server: 100,000 `[` ended in a RecursionError, answered 500.
+            admission = review.request_of(bounded_json.loads(request.body))
+        except (ValueError, review.BadReview) as err:  # bounded_json.TooDeep is a ValueError
             self.log("bad admission review", level="warning", error=str(err))
             self.metrics.reviewed("other", "error", time.monotonic() - request.started)
             return Response.text(f"bad AdmissionReview: {err}", 400)

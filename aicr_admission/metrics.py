@@ -31,7 +31,8 @@ def labels_of(answer: Answer) -> tuple[str, str]:
     action = answer.actions[0] if len(answer.actions) == 1 and answer.actions[0] in ACTIONS else "other"
     if answer.allowed:
         return action, VerdictWord.ALLOW.value
-    return action, (VerdictWord.ERROR if answer.code == Code.POLICY_ERROR else VerdictWord.DENY).value
+    failed = answer.code == Code.POLICY_ERROR or answer.malformed  # fail closed: an error, not a policy's "no"
+    return action, (VerdictWord.ERROR if failed else VerdictWord.DENY).value
 
 
 class Metrics:

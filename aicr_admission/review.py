@@ -38,6 +38,7 @@ from aicr_core.domain.hookspecs import Identity, PolicyContext
 from aicr_core.domain.policy_engine import PolicyEngine
 from aicr_core.domain.write_decision import decide_write, wants_assessment
 from aicr_core.errors import AicrError, Code, VerdictWord
+from aicr_core.session import bounded_json
 
 COMMAND = "admission"
 CLOCK_SKEW = timedelta(minutes=1)  # how far a revocation's or acknowledgement's time may be from now
@@ -62,6 +63,7 @@ class Answer:
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
     policy_file: str | None = None  # digest of the policy file the decision followed
+    malformed: bool = False  # the review itself could not be decided (no object): an error, not a policy's denial
 
     def response(self) -> dict[str, Any]:
         """The AdmissionReview sent back to the API server."""
@@ -109,6 +111,11 @@ def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, 
                     dry_run=request.get("dryRun") is True)
     if isinstance(engine, PolicyEngine):
         answer.policy_file = engine.digest
+    missing = _missing_objects(request)
+    if missing:  # `or {}` would read it as an empty rollout that adds nothing: allowed (fail open)
+        answer.malformed = True
+        return _deny(answer, AicrError(Code.INVALID_OBJECT, f"the AdmissionReview's {missing}: there is nothing "
+                                       "to decide; refusing (fail closed)"))
     try:
         before = api.parse_rollout(request.get("oldObject") or {})
         after = api.parse_rollout(request.get("object") or {})
@@ -163,6 +170,17 @@ def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, 
         return _deny(answer, worst, refusals)
     answer.allowed = True
     return answer
+
+
+def _missing_objects(request: Mapping[str, Any]) -> str | None:
+    """What is wrong with the objects of an UPDATE's review (the only operation the webhook is sent), if anything:
+    both the object written and the one stored must be JSON objects."""
+    for key in ("object", "oldObject"):
+        if key not in request:
+            return f"request.{key} is missing"
+        if not isinstance(request[key], Mapping):
+            return f"request.{key} is {bounded_json.kind_of(request[key])}, not an object"
+    return None
 
 
 def _proposals(adds: api.Added) -> list[tuple[Action, Any]]:

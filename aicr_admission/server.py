@@ -19,10 +19,15 @@ why the limits below are ours:
 - A bounded request: at most MAX_HEAD bytes of head (431), a body over
   `max_body` refused with 413 before it is read, a chunked body with 411;
   either answer closes the connection (the body was not read).
-- At most `max_connections` connections are open at once; further clients
-  wait in the listen backlog (the TCP handshake done, nothing read). At most
+- At most `max_connections` connections are open at once. At the cap, a
+  client waiting in the listen backlog is admitted by closing the connection
+  that has been idle longest (between requests, or not yet sent its first
+  byte), as production servers do: otherwise 255 connections that each sent
+  one `GET /healthz` and then idled kept the kubelet's readiness probe and
+  the API server out until `idle_timeout`. Only when every connection is in
+  the middle of a request does a new client wait in the backlog. At most
   `max_inflight` requests are decided at once; further requests wait their
-  turn (an idle connection counts for neither).
+  turn (an idle connection holds no worker).
 - Keep-alive: an idle connection is closed after `idle_timeout`, which is
   longer than the client's own idle timeout (90 s for kube-apiserver), so
   the client closes first. A server that closes an idle connection races the
@@ -162,10 +167,23 @@ class _Early(Exception):
 
 
 class _Connection:
-    """What the stop needs to know of one connection: is it idle (between requests, nothing received)?"""
+    """What the stop and the cap need to know of one connection: since when is it idle (between requests,
+    nothing of the next received), if it is?"""
 
-    def __init__(self) -> None:
-        self.idle = False
+    def __init__(self, on_idle: Callable[[], None]) -> None:
+        self.idle_since: float | None = None
+        self._on_idle = on_idle
+
+    @property
+    def idle(self) -> bool:
+        return self.idle_since is not None
+
+    def waiting(self) -> None:
+        self.idle_since = time.monotonic()
+        self._on_idle()
+
+    def receiving(self) -> None:
+        self.idle_since = None
 
 
 class Server:
@@ -180,6 +198,7 @@ class Server:
         self._listener.setblocking(False)
         self.port: int = self._listener.getsockname()[1]
         self.accepted = 0  # connections accepted so far
+        self.evicted = 0  # idle connections closed to admit a new one at the cap
         self._connections: dict[asyncio.Task[None], _Connection] = {}
         self._draining: threading.Event = threading.Event()
 
@@ -193,7 +212,7 @@ class Server:
 
     async def _serve(self, stop: threading.Event) -> None:
         self._workers = concurrent.futures.ThreadPoolExecutor(self.limits.max_inflight, thread_name_prefix="request")
-        self._slots = asyncio.Semaphore(self.limits.max_connections)
+        self._room = asyncio.Event()  # set when a connection closes or turns idle: the cap may admit a client
         accepting = asyncio.create_task(self._accept())
         try:
             while not stop.is_set():  # a threading.Event (set from a signal handler or a test): polled
@@ -219,27 +238,44 @@ class Server:
     async def _accept(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            await self._slots.acquire()  # at the cap, clients wait in the listen backlog
+            if len(self._connections) >= self.limits.max_connections:
+                await self._make_room()
+                continue
             try:
                 raw, peer = await loop.sock_accept(self._listener)
-            except asyncio.CancelledError:
-                self._slots.release()
-                raise
             except OSError as err:  # out of file descriptors, say: wait a little rather than spin
-                self._slots.release()
                 self.log("accept failed", level="error", error=str(err))
                 await asyncio.sleep(0.1)
                 continue
             self.accepted += 1
             self.on_connection()
-            connection = _Connection()
+            connection = _Connection(self._room.set)
             task = asyncio.create_task(self._connection(raw, peer, connection))
             self._connections[task] = connection
             task.add_done_callback(self._closed)
 
+    async def _make_room(self) -> None:
+        """At the cap: once a client waits in the backlog, close the longest-idle connection for it; if every
+        connection is in a request, wait until one ends or turns idle (the client waits in the backlog)."""
+        await _readable(self._listener)  # nobody waiting: nothing to close
+        if len(self._connections) < self.limits.max_connections:
+            return  # one closed meanwhile: room enough
+        idle = [(connection.idle_since, task) for task, connection in self._connections.items()
+                if connection.idle_since is not None and not task.done()]
+        if not idle:
+            self._room.clear()
+            await self._room.wait()
+            return
+        since, task = min(idle, key=lambda pair: pair[0])
+        task.cancel()  # it is between requests: nothing is lost (the client opens a new connection)
+        await asyncio.wait([task])  # closed at once (no close_notify), and gone from _connections
+        self.evicted += 1
+        self.log("idle connection closed to admit a new one", level="info",
+                 idleMs=round((time.monotonic() - since) * 1000), maxConnections=self.limits.max_connections)
+
     def _closed(self, task: asyncio.Task[None]) -> None:
         self._connections.pop(task, None)
-        self._slots.release()
+        self._room.set()
 
     async def _connection(self, raw: socket.socket, peer: tuple[Any, ...], connection: _Connection) -> None:
         loop = asyncio.get_running_loop()
@@ -310,21 +346,22 @@ class Server:
             event = http.next_event()
             if event is h11.NEED_DATA:
                 if deadline is None:  # idle: nothing of the next request yet
-                    connection.idle = True
+                    connection.waiting()
                     try:
                         data = await asyncio.wait_for(reader.read(READ_CHUNK), self.limits.idle_timeout)
                     except asyncio.TimeoutError:
                         return None
                     finally:
-                        connection.idle = False
+                        connection.receiving()
                     started = time.monotonic()
                     deadline = started + self.limits.request_timeout
                 else:  # a connection's first request, or the rest of one begun
-                    connection.idle = not begun  # nothing received yet: the stop may close it
+                    if not begun:  # nothing received yet: the stop, or the cap, may close it
+                        connection.waiting()
                     try:
                         data = await _read(reader, deadline, self.limits.request_timeout)
                     finally:
-                        connection.idle = False
+                        connection.receiving()
                 begun = True
                 http.receive_data(data)  # b"" is the end of the stream
             elif isinstance(event, h11.ConnectionClosed):
@@ -382,6 +419,22 @@ class Server:
             await asyncio.wait_for(writer.drain(), left)  # a client that does not read cannot hold the connection
         except asyncio.TimeoutError:
             raise RequestTimeout("timed out: the response was not sent within the request timeout") from None
+
+
+async def _readable(sock: socket.socket) -> None:
+    """Until `sock` can be read (a listening socket: a client waits to be accepted), without reading it."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock.fileno(), wake)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())
 
 
 async def _read(reader: asyncio.StreamReader, deadline: float, timeout: float) -> bytes:

@@ -4,16 +4,20 @@ Per wave: approve the plan's open rollout in each of its clusters (the single-cl
 as `approve --plan` does), follow each approved rollout with the watch API until it ends (or
 its deadline is a minute past), wait the soak, then require each approved cluster's
 ClusterRuntime to be Ready. More failures in a wave than maxFailures stops the fleet: no
-approval in any later wave. Running it again resumes: a cluster whose newest rollout to the
-plan Succeeded is done, one already approved is followed, not approved again.
+approval in any later wave; so does a wave whose clusters were all skipped (it proved nothing),
+unless the file marks it `optional`. Running it again resumes: a cluster whose newest rollout to
+the plan Succeeded is done, one already approved is followed, not approved again.
 
 Progress goes to stderr as it happens (the stream's Progress lines); the summary (FleetWrite,
 each item with `wave`) is the stream's last result, and its exit code the command's: 0, 1 when
-any cluster failed or the fleet stopped, 130 on Ctrl-C (what was approved stays approved).
+any cluster failed or the fleet stopped, 130 on Ctrl-C and 143 on SIGTERM (what was approved
+stays approved). A signal stops the waiting at once, but a write already sent finishes
+(aicr_core.framework.interruption; the fan-out keeps that rule).
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
@@ -22,11 +26,12 @@ from typing import TYPE_CHECKING, Any, Union
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _fleet_write
-from aicr_commands._fleet_write import ALREADY_APPROVED, FAILED, SKIPPED, item
+from aicr_commands._fleet_write import ALREADY_APPROVED, FAILED, INTERRUPTED, SKIPPED, item
 from aicr_core import clock
 from aicr_core.domain.actions import APPROVE
 from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
 from aicr_core.fleet import fan_out, selection
+from aicr_core.framework import interruption
 from aicr_core.framework.result import Progress, Result, Stream
 
 if TYPE_CHECKING:
@@ -35,7 +40,11 @@ if TYPE_CHECKING:
     from aicr_core.fleet.waves_file import Wave, Waves
     from aicr_core.framework.command import AicrCommand
 
-SUCCEEDED, NOT_STARTED, INTERRUPTED = "succeeded", "not-started", "interrupted"
+SUCCEEDED, NOT_STARTED = "succeeded", "not-started"
+# Why a wave whose clusters were all skipped stops the fleet (unless the file marks it optional).
+PROVED_NOTHING = "every cluster was skipped, so it proved nothing"
+OPTIONAL_HINT = " (none had a rollout to the plan to approve, follow or see succeed; optional: true in the waves " \
+                "file lets such a wave pass)"
 PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollout is followed
 
 
@@ -77,12 +86,17 @@ class _Run:
     selection: fan_out.Fleet
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    stop: interruption.Interruption = field(default_factory=interruption.Interruption)
 
     @property
     def dry(self) -> bool:
         return _fleet_write.dry_run(self.args) != "none"
 
     def events(self) -> Iterator[Union[Result, Progress]]:
+        with interruption.deferred() as self.stop:  # a signal is recorded; the waves stop at their next step
+            yield from self.waves()
+
+    def waves(self) -> Iterator[Union[Result, Progress]]:
         for wave, members in self.assignment:
             for context in members:
                 self.items[context] = {**item(context, NOT_STARTED), "wave": wave.name}
@@ -90,23 +104,32 @@ class _Run:
         try:
             if self.dry or (not self.args.yes and _fleet_write.interactive()):
                 yield from self.survey()
-                if not self.dry and not self.confirmed():
+                confirmed = self.dry or self.stop.requested or self.confirmed()
+                if not confirmed and not self.stop.requested:  # a signal at the prompt: the summary, not USAGE
                     raise AicrError(Code.USAGE, "not confirmed; nothing was written")
             for wave, members in self.assignment:
-                failures = yield from self.one_wave(wave, members)
-                if self.dry:
+                if self.stop.requested:
                     break
-                if failures > self.plan.max_failures:
-                    yield self.progress(f"wave {wave.name}: {failures} failed, more than maxFailures "
-                                        f"{self.plan.max_failures}: the fleet stops; no later wave is approved")
+                failures = yield from self.one_wave(wave, members)
+                if self.stop.requested:
+                    break
+                why = self.stops_after(wave, members, failures)
+                if why:
+                    yield self.progress(f"wave {wave.name}: {why}: the fleet stops; no later wave is approved"
+                                        + (OPTIONAL_HINT if why == PROVED_NOTHING else ""))
+                    self.explain_stop(wave, members, why)
                     stopped = True
                     break
-        except KeyboardInterrupt:
+                if self.dry:
+                    break
+        except KeyboardInterrupt:  # no signal taken over (off the main thread), or a third one
+            self.stop.signals.append(signal.SIGINT)
+        if self.stop.requested:
             for entry in self.items.values():
                 if entry["result"] == "started":
                     entry["result"] = INTERRUPTED
-            yield self.progress("interrupted: the waves stop here; approvals already written stay")
-            exit_code = EXIT_INTERRUPTED
+            yield self.progress(f"interrupted ({self.stop.name}): the waves stop here; approvals already written stay")
+            exit_code = self.stop.exit_code or EXIT_INTERRUPTED
         for entry in self.items.values():
             if entry["result"] == "started":
                 entry["result"] = INTERRUPTED
@@ -118,14 +141,38 @@ class _Run:
             result = Result(result.kind, result.data, 1, result.names, result.warnings)
         yield result
 
+    def stops_after(self, wave: Wave, members: list[str], failures: int) -> str:
+        """Why the fleet stops after this wave; empty: it goes on."""
+        if failures > self.plan.max_failures:
+            return f"{failures} failed, more than maxFailures {self.plan.max_failures}"
+        if not wave.optional and all(self.items[context]["result"] == SKIPPED for context in members):
+            return PROVED_NOTHING
+        return ""
+
+    def explain_stop(self, wave: Wave, members: list[str], why: str) -> None:
+        """The summary says why the fleet stopped: on the wave's skipped clusters, and on those not started."""
+        for context in members:
+            entry = self.items[context]
+            if entry["result"] == SKIPPED:
+                entry["message"] = f"{entry['message'] or 'skipped'}; the fleet stopped here: wave {wave.name}: {why}"
+        if self.dry:
+            return  # a dry run's later waves keep their state (the survey's words)
+        for entry in self.items.values():
+            if entry["result"] == NOT_STARTED:
+                entry["message"] = f"not started: the fleet stopped at wave {wave.name}: {why}"
+
     def progress(self, message: str) -> Progress:
         return Progress(f"{clock.now():%H:%M:%S} {message}")
 
     # -- before the first wave: each cluster's state (dry run, or to ask) -----------------------------
     def survey(self) -> Iterator[Progress]:
         for wave, members in self.assignment:
+            if self.stop.requested:
+                return
             yield self.progress(f"wave {wave.name}: {', '.join(members)}")
             for outcome in self.selection.run(lambda turn: _fleet_write.pick(turn, self.args.plan), members):
+                if outcome.error is not None and outcome.error.code == Code.INTERRUPTED:
+                    continue  # left at a signal: still not started
                 state = (f"[{outcome.error.code}] {outcome.error.message}" if outcome.error is not None
                          else describe_state(outcome.value))
                 yield self.progress(f"wave {wave.name}: {outcome.context}: {state}")
@@ -140,7 +187,8 @@ class _Run:
     def confirmed(self) -> bool:
         clusters = sum(len(members) for _, members in self.assignment)
         return _fleet_write.confirm(self.command, f"{APPROVE.title} the rollouts of plan {self.args.plan} in "
-                                                  f"{clusters} clusters, wave by wave ({len(self.assignment)} waves)?")
+                                                  f"{clusters} clusters, wave by wave ({len(self.assignment)} waves)?",
+                                    self.stop)
 
     # -- one wave -------------------------------------------------------------------------------------
     def one_wave(self, wave: Wave, members: list[str]) -> Generator[Progress, None, int]:  # returns its failures
@@ -155,6 +203,13 @@ class _Run:
                 continue
             if event.value is None:
                 assert event.error is not None
+                if event.error.code == Code.INTERRUPTED:  # left at a signal: interrupted, or its write unanswered
+                    entry = _fleet_write.outcome_item(event, None)
+                    self.settle(event.context, entry["result"], None, entry["code"], entry["message"])
+                    if entry["result"] == INTERRUPTED:
+                        continue
+                    yield self.progress(f"wave {wave.name}: {event.context}: failed: {entry['message']}")
+                    continue
                 self.settle(event.context, FAILED, None, str(event.error.code), event.error.message)
                 yield self.progress(f"wave {wave.name}: {event.context}: failed: [{event.error.code}] "
                                     f"{event.error.message}")
@@ -168,11 +223,12 @@ class _Run:
             elif start.item["result"] == FAILED:
                 code = f"[{start.item['code']}] " if start.item["code"] else ""
                 yield self.progress(f"wave {wave.name}: {event.context}: failed: {code}{start.item['message']}")
-        if followed:
+        if followed and not self.stop.requested:
             yield from self.follow(wave, followed)
             ended_well = [c for c in followed if self.items[c]["result"] == "started"]
-            if ended_well:
+            if ended_well and not self.stop.requested:
                 yield from self.soak(wave)
+            if ended_well and not self.stop.requested:
                 yield from self.ready(wave, ended_well)
         return sum(1 for context in members if self.items[context]["result"] == FAILED)
 
@@ -199,6 +255,8 @@ class _Run:
             entry = _fleet_write.refusal_item(turn.context, rollout.name, refusal)
             return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED})
         entry, warnings = _fleet_write.write_one(self.command, self.args, APPROVE, turn, rollout.name)
+        if entry["result"] == INTERRUPTED:  # a signal came first: its write was not sent
+            return _Start(entry, warnings=warnings)
         if self.dry:
             return _Start(entry, warnings=warnings)
         if entry["result"] == APPROVE.past:
@@ -231,6 +289,8 @@ class _Run:
             name = followed[event.context].name
             if event.value is None:
                 assert event.error is not None
+                if event.error.code == Code.INTERRUPTED:
+                    continue  # left at a signal: still "started", so interrupted in the summary
                 why = (f"{name} did not end within a minute past its deadline" if event.error.code == Code.TIMEOUT
                        else f"following {name}: {event.error.message}")
                 self.settle(event.context, FAILED, name, str(event.error.code), why)
@@ -244,12 +304,17 @@ class _Run:
         if self.plan.soak_seconds <= 0:
             return
         yield self.progress(f"wave {wave.name}: soak started ({self.plan.soak_text})")
-        time.sleep(self.plan.soak_seconds)  # on the main thread: Ctrl-C ends it
-        yield self.progress(f"wave {wave.name}: soak done")
+        ends = time.monotonic() + self.plan.soak_seconds
+        while not self.stop.requested and (left := ends - time.monotonic()) > 0:
+            time.sleep(min(left, interruption.POLL_SECONDS))  # a signal is only recorded: look at it often
+        if not self.stop.requested:
+            yield self.progress(f"wave {wave.name}: soak done")
 
     def ready(self, wave: Wave, contexts: list[str]) -> Iterator[Progress]:
         for outcome in self.selection.run(runtime_ready, contexts):
             name = self.items[outcome.context].get("rollout")
+            if outcome.error is not None and outcome.error.code == Code.INTERRUPTED:
+                continue  # left at a signal: interrupted in the summary
             if outcome.error is not None:
                 why = f"ClusterRuntime not checked: {outcome.error.message}"
                 self.settle(outcome.context, FAILED, None, str(outcome.error.code), why)

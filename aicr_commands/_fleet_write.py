@@ -5,11 +5,16 @@ on that cluster's session): its own refusals, its own policy file and overrides,
 SelfSubjectReview. What is added is only around it: the rollout picked by the plan's digest,
 the listing and the confirmation, and one result word a cluster.
 
+Interrupted (SIGINT, SIGTERM: aicr_core.framework.interruption): no new write is sent, a write
+already sent finishes or ends by its deadline, and the result is printed all the same, each
+cluster not written `interrupted`; the exit is 128 + the signal (130, 143).
+
 Imported when a fleet write runs (`_action_command`), not by `help`.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,16 +23,19 @@ from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_commands._rollout_args import dry_run  # the waves' too
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.framework import interruption
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api
     from aicr_core.domain.actions import Action
-    from aicr_core.fleet.fan_out import Turn
+    from aicr_core.fleet.fan_out import Outcome, Turn
     from aicr_core.framework.command import AicrCommand
+    from aicr_core.framework.interruption import Interruption
 
 
 ALREADY_APPROVED, SKIPPED, REFUSED, FAILED = "already-approved", "skipped", "refused", "failed"
+INTERRUPTED = "interrupted"  # not written: the command was interrupted before this cluster's write was sent
 # The single-cluster command's refusals that mean "nothing to do here", not a failure.
 NOTHING_TO_DO = frozenset({Code.APPROVAL_NOT_REQUIRED, Code.NOT_AWAITING_ACKNOWLEDGEMENT, Code.NOT_APPROVED,
                            Code.ALREADY_REVOKED})
@@ -41,8 +49,17 @@ def item(context: str, result: str, rollout: str | None = None, code: str | None
     return {"context": context, "rollout": rollout, "result": result, "code": code, "message": message}
 
 
-def refusal_item(context: str, rollout: str | None, err: AicrError) -> dict[str, Any]:
-    """The result word of a refusal or error of the single-cluster command."""
+def refusal_item(context: str, rollout: str | None, err: AicrError, write_unanswered: bool = False) -> dict[str, Any]:
+    """The result word of a refusal or error of the single-cluster command, or of an interruption.
+
+    Interrupted before its write was sent: `interrupted`, nothing written; after (a second signal
+    left a write unanswered, `write_unanswered`): `failed`, the write may be stored.
+    """
+    if err.code == Code.INTERRUPTED and not write_unanswered:
+        return item(context, INTERRUPTED, rollout, None, f"not written: {_fleet.one_line(err, context)}")
+    if write_unanswered and rollout:
+        err = AicrError(err.code, f"{err.message}: check with kubectl aicr describe {rollout} --context {context}",
+                        err.details)
     if err.code == Code.ALREADY_APPROVED:
         word = ALREADY_APPROVED
     elif err.code in NOTHING_TO_DO:
@@ -146,18 +163,32 @@ def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout
     return lines
 
 
-def confirm(command: AicrCommand, question: str) -> bool:
-    """Ask at the terminal (stderr, stdin): y or yes goes ahead."""
+def confirm(command: AicrCommand, question: str, stop: Interruption | None = None) -> bool:
+    """Ask at the terminal (stderr, stdin): y or yes goes ahead; a signal there (`stop` records it) does not."""
     command.app.stderr.write(f"{question} [y/N] ")
     command.app.stderr.flush()
-    answer = sys.stdin.readline()
+    try:
+        with stop.prompting() if stop is not None else contextlib.nullcontext():
+            answer = sys.stdin.readline()
+    except interruption.Interrupted:
+        command.app.stderr.write("\n")
+        return False
     return answer.strip().lower() in ("y", "yes")
 
 
 # -- the command ---------------------------------------------------------------------------------------
 
 def fleet_write(command: AicrCommand, args: argparse.Namespace, action: Action) -> Result:
-    """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite)."""
+    """`approve|revoke|acknowledge --plan DIGEST --contexts ...`: one result a cluster (FleetWrite).
+
+    A signal on the way (SIGINT, SIGTERM) is recorded, not raised: the result is printed all the same.
+    """
+    with interruption.deferred() as stop:
+        return interrupted_result(command, stop, write_across(command, args, action, stop))
+
+
+def write_across(command: AicrCommand, args: argparse.Namespace, action: Action, stop: Interruption) -> Result:
+    """Pick the plan's rollout in each cluster, list, confirm, write; after a signal, nothing more is written."""
     check_inputs(args, action)
     check_confirmation(args, action)
     from aicr_core.fleet.fan_out import Fleet
@@ -168,8 +199,7 @@ def fleet_write(command: AicrCommand, args: argparse.Namespace, action: Action) 
     to_write: list[tuple[str, api.Rollout]] = []
     for outcome in picks:
         if outcome.value is None:
-            assert outcome.error is not None
-            items[outcome.context] = refusal_item(outcome.context, None, outcome.error)
+            items[outcome.context] = outcome_item(outcome, None)
             continue
         rollout = outcome.value.open
         if rollout is None:
@@ -180,26 +210,49 @@ def fleet_write(command: AicrCommand, args: argparse.Namespace, action: Action) 
             items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal)
         else:
             to_write.append((outcome.context, rollout))
-    if to_write:
+    if to_write and not stop.requested:
         tell(command, "\n".join(listing_lines(action, args.plan, to_write)) + "\n")
         if dry_run(args) == "none" and not args.yes:
             clusters = len(to_write)
             if not confirm(command, f"{action.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
-                                    f"{clusters} cluster{'s' * (clusters != 1)}?"):
+                                    f"{clusters} cluster{'s' * (clusters != 1)}?", stop) and not stop.requested:
                 raise UsageError("not confirmed; nothing was written")
+    if stop.requested:  # no write is sent after a signal
+        for context, rollout in to_write:
+            items[context] = item(context, INTERRUPTED, rollout.name, None,
+                                  f"not written: interrupted ({stop.name}) before its turn")
+        to_write = []
     names = dict(to_write)
     warnings: list[str] = []
     written = selection.run(lambda turn: write_one(command, args, action, turn, names[turn.context].name),
                             contexts=[context for context, _ in to_write])
     for done in written:
         if done.value is None:
-            assert done.error is not None
-            items[done.context] = refusal_item(done.context, names[done.context].name, done.error)
+            items[done.context] = outcome_item(done, names[done.context].name)
             continue
         items[done.context], cluster_warnings = done.value
         warnings += cluster_warnings
     ordered = [items[context] for context in selection.contexts if context in items]
     return fleet_result(command, ordered, warnings)
+
+
+def outcome_item(outcome: Outcome[Any], rollout: str | None) -> dict[str, Any]:
+    """The item of a cluster whose turn gave no value: its error, or the interruption that left it."""
+    assert outcome.error is not None
+    return refusal_item(outcome.context, rollout, outcome.error, outcome.write_unanswered)
+
+
+def interrupted_result(command: AicrCommand, stop: Interruption, result: Result) -> Result:
+    """After a signal: one line on stderr saying so, and the exit 128 + the signal (130, 143)."""
+    if not stop.requested:
+        return result
+    items = result.data["items"]
+    not_written = sum(1 for i in items if i["result"] == INTERRUPTED)
+    unsure = sum(1 for i in items if i["result"] == FAILED and i["code"] == str(Code.INTERRUPTED))
+    tell(command, f"interrupted ({stop.name}): no write was sent after it; {not_written} "
+                   f"cluster{'s' * (not_written != 1)} not written (interrupted)"
+          + (f", {unsure} whose write had no answer (it may be stored)" if unsure else "") + "\n")
+    return Result(result.kind, result.data, stop.exit_code, result.names, result.warnings)
 
 
 def fleet_result(command: AicrCommand, items: list[dict[str, Any]], warnings: list[str],

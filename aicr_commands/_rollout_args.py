@@ -13,7 +13,7 @@ import re
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, UsageError
+from aicr_core.errors import AicrError, UsageError, shown
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when a command runs, so `help` stays fast
@@ -30,7 +30,7 @@ _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 def valid_rollout_name(text: str) -> str:
     """ROLLOUT as typed, if it can name a Kubernetes object (argparse type)."""
     if not _NAME.fullmatch(text):  # fullmatch: `$` alone would let a trailing newline through
-        raise argparse.ArgumentTypeError(f"{text!r} is not a valid rollout name")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a valid rollout name")
     return text
 
 
@@ -94,7 +94,7 @@ DRY_RUN_MODES = ("none", "client", "server")
 
 def dry_run_mode(text: str) -> str:
     if text not in DRY_RUN_MODES:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: use none, client or server")
+        raise argparse.ArgumentTypeError(f"invalid value {shown(text)}: use none, client or server")
     return text
 
 

@@ -32,7 +32,7 @@ import re
 from typing import Any, NamedTuple
 
 from aicr_core import entry_points
-from aicr_core.errors import API_CODES, AicrError, Code, UsageError
+from aicr_core.errors import API_CODES, AicrError, Code, UsageError, shown_argument
 from aicr_core.framework.app import PROG, USAGE_LINES
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import help_text
@@ -69,7 +69,7 @@ class Help(AicrCommand):
         commands = self.app.command_manager.group
         if args.topic:
             if args.topic not in commands:
-                raise UsageError(f'unknown command "{args.topic}" for "{PROG}"')
+                raise UsageError(f'unknown command "{shown_argument(args.topic)}" for "{PROG}"')
             command = commands.load(args.topic)(self.app, None, cmd_name=args.topic)
             return Result("CommandHelp", command_help(command, args.topic, provider(commands.infos(args.topic)[0])))
         listing, warnings = [], []

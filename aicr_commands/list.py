@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown
 from aicr_core.fleet import selection as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Progress, Result, Rows, Stream
@@ -29,7 +29,7 @@ MAX_WARNINGS = 5  # about malformed rollouts: a handful names them, the rest are
 
 def phase_name(text: str) -> str:
     if text not in PHASES:
-        raise argparse.ArgumentTypeError(f"unknown phase {text!r}: use one of {', '.join(PHASES)}")
+        raise argparse.ArgumentTypeError(f"unknown phase {shown(text)}: use one of {', '.join(PHASES)}")
     return text
 
 
@@ -107,23 +107,33 @@ class List(AicrCommand):
             from aicr_core.session.deadline import Deadline
 
             return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args), rows=ROWS)
-        return self.take_action_on(args, _rollouts.session(args))
+        return self.take_action_on(args, _rollouts.session(args), beside=True)
 
-    def take_action_on(self, args: argparse.Namespace, cluster: KubeSession) -> Result:
-        """The list of one cluster, on its session (the fleet passes each cluster's)."""
+    def take_action_on(self, args: argparse.Namespace, cluster: KubeSession, *, beside: bool = False) -> Result:
+        """The list of one cluster, on its session (the fleet passes each cluster's).
+
+        `beside` (one cluster alone): the reports are read beside the rollouts, on a second connection
+        of the cluster's pool, on a daemon thread, with the same deadline (the watchdog ends its calls
+        as it ends ours, and the command never waits for it past it), since a round trip is most of
+        the command's time. A fleet's turn reads them after the rollouts, on the same kept connection:
+        the clusters' round trips overlap one another already, and a second connection would cost
+        every cluster another TLS handshake and thread under the one interpreter lock, about twice
+        the CPU of a turn (docs/performance.md, "Fleet").
+        """
         from aicr_core.session import kube
         from aicr_core.session.deadline import in_background
 
-        # The reports are read beside the rollouts (a second connection, on a daemon thread, with the same
-        # deadline: the watchdog ends its calls as it ends ours, and the command never waits for it past it).
         with _rollouts.many_objects():
-            sibling = kube.KubeSession(cluster.settings, cluster.deadline)
-            reading = in_background(read_reports, sibling, args.operator_namespace)
+            reading = in_background(read_reports, kube.KubeSession(cluster.settings, cluster.deadline),
+                                    args.operator_namespace) if beside else None
             objects = list_rollouts(cluster, args.selector)
             rollouts, warnings = parse_all(objects)
             del objects  # the raw JSON is most of the memory: let it go before the reports arrive
             rollouts = newest_first([r for r in rollouts if wanted(r, args)])
-            reports, warning = reading.result(cluster.deadline)
+            if reading is not None:
+                reports, warning = reading.result(cluster.deadline)
+            else:
+                reports, warning = read_reports(cluster, args.operator_namespace)
             if warning and any(r.assessment_digest for r in rollouts):
                 warnings.append(warning)
             assessments = Assessments(reports, args.operator_namespace)
@@ -182,7 +192,7 @@ def parse_selector(text: str) -> str:
     try:
         return valid_selector(text)
     except SelectorError as err:
-        raise argparse.ArgumentTypeError(f"invalid selector {text!r}: {err}") from None
+        raise argparse.ArgumentTypeError(f"invalid selector {shown(text)}: {err}") from None
 
 
 def parse_sort_by(text: str) -> Template:

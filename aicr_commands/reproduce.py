@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands._rollout_args import session
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result
 
@@ -77,7 +77,8 @@ def mountable_dir(directory: Path) -> None:
     """A --dir the printed `docker run -v DIR:/work` mounts as written: docker splits -v at every colon."""
     work = str(directory.resolve())
     if ":" in work:
-        raise UsageError(f"--dir {directory} is {work}, whose colon docker run -v would split the mount at; "
+        raise UsageError(f"--dir {shown_argument(str(directory))} is {shown_argument(work)}, whose colon docker run -v "
+                         "would split the mount at; "
                          "choose a directory without one")
 
 
@@ -133,7 +134,7 @@ def check_references(plan: api.Plan) -> None:
     from aicr_core.framework.terminal import safe
 
     def invalid(field: str, value: str, why: str) -> AicrError:
-        return AicrError(Code.INVALID_PLAN, f"plan {plan.digest}: {field} {value!r} {why}; nothing was written")
+        return AicrError(Code.INVALID_PLAN, f"plan {plan.digest}: {field} {shown(value)} {why}; nothing was written")
 
     if not is_pinned_reference(plan.aicr_image):
         raise invalid("aicrImage", plan.aicr_image, f"is not an image reference pinned by digest ({GRAMMAR})")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, shown
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Progress, Result, Stream
 from aicr_core.go_duration import parse_duration
@@ -130,7 +130,7 @@ def parse_condition(text: str) -> Condition:
     if kind == "phase" and phase in PHASES:
         return Condition(text, phase)
     raise argparse.ArgumentTypeError(
-        f"invalid condition {text!r}: use approval, acknowledgement, approved, ended or phase=PHASE "
+        f"invalid condition {shown(text)}: use approval, acknowledgement, approved, ended or phase=PHASE "
         f"(PHASE one of {', '.join(PHASES)})")
 
 

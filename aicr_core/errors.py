@@ -8,7 +8,9 @@ reaching the top is a bug and is reported as `INTERNAL`, never as a traceback
 from __future__ import annotations
 
 import enum
+import reprlib
 from collections.abc import Sequence
+from typing import Any
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -98,7 +100,10 @@ class Code(str, enum.Enum):
         "command returned something that is not a Result of plain JSON data, an after-hook returned no exit "
         "code, or a renderer failed (nothing is printed)"
     )
-    INTERRUPTED = "INTERRUPTED", "Ctrl-C"
+    INTERRUPTED = "INTERRUPTED", (
+        "Ctrl-C; in a fleet write's result, a cluster whose write had no answer when a second signal came (it "
+        "may be stored)"
+    )
     INTERNAL = "INTERNAL", "a bug; AICR_DEBUG=1 shows the traceback"
 
     def __str__(self) -> str:
@@ -171,3 +176,41 @@ class HelpRequested(Exception):
     def __init__(self, command: str | None) -> None:
         super().__init__(command or "")
         self.command = command
+
+
+class _ShortRepr(reprlib.Repr):
+    """reprlib's bounded repr (a few levels, a few items), with a string's or a number's *prefix* kept."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.maxlevel, self.maxdict, self.maxlist, self.maxtuple, self.maxset = 3, 4, 4, 4, 4
+        self.maxstring = self.maxother = limit
+        self.limit = limit
+
+    def repr_str(self, x: str, level: int) -> str:
+        return repr(x[:self.limit]) + ("..." if len(x) > self.limit else "")
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 3 * self.limit:  # str() of a huge int is slow, and refused past 4,300 digits
+            return f"<a number of about {int(x.bit_length() * 0.30103)} digits>"
+        return super().repr_int(x, level)
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A short, escaped rendering of an input value for a message: repr-like, at most about `limit` characters.
+
+    Never `repr`/`str` an input value into a message: a 10 MB string would become a 10 MB error line,
+    and a YAML anchor bomb (shared references) would be expanded by the walk (issue 23). This one does
+    bounded work: a few levels, a few items, a string's first `limit` characters (control characters
+    escaped, as repr escapes them).
+    """
+    text = _ShortRepr(limit).repr(value)
+    return text if len(text) <= limit + 5 else text[:limit] + "..."
+
+
+def shown_argument(text: str, limit: int = 200) -> str:
+    """A command-line argument (or a file's path) echoed in an error: itself when at most `limit` printable
+    characters, else a short escaped prefix (`shown`)."""
+    if len(text) <= limit and text.isprintable():
+        return text
+    return shown(text, limit)

@@ -132,17 +132,25 @@ def _leading_fraction(s: bytes) -> tuple[int, float, bytes]:
     return x, scale, s[i:]
 
 
+QUOTED_BYTES = 80
+
+
 def quote(s: bytes) -> str:
-    """Go's time.quote: double quotes; bytes outside printable ASCII as \\xNN."""
+    """Go's time.quote: double quotes; bytes outside printable ASCII as \\xNN.
+
+    Unlike Go, only the first QUOTED_BYTES bytes, then `...`: a 1 MB `soak:` of a waves file would
+    otherwise become a 1 MB error line (every real duration is far shorter).
+    """
+    cut = len(s) > QUOTED_BYTES
     out = ['"']
-    for byte in s:
+    for byte in s[:QUOTED_BYTES]:
         if byte >= 0x80 or byte < 0x20:
             out.append(f"\\x{byte:02x}")
         else:
             if byte in (ord('"'), ord("\\")):
                 out.append("\\")
             out.append(chr(byte))
-    out.append('"')
+    out.append('"...' if cut else '"')
     return "".join(out)
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
         short_digest,
     )
     from aicr_core.domain.policy_file import GoDuration, NonEmptyStr, SettingsModel
-    from aicr_core.errors import AicrError, Code, UsageError
+    from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
     from aicr_core.framework import jsonpath
     from aicr_core.framework.command import AicrCommand
     from aicr_core.framework.output_options import finish, paint
@@ -64,7 +64,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "aicr_core.domain.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
     "aicr_core.domain.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
                                "Revocation", "Rollout", "Step", "short_digest"),
-    "aicr_core.errors": ("AicrError", "Code", "UsageError"),
+    "aicr_core.errors": ("AicrError", "Code", "UsageError", "shown", "shown_argument"),
 }
 # Names plugin authors know that now have a better one: the alias and the name it stands for (same module).
 _ALIASES = {"Cluster": "KubeSession"}  # a session with one API server (kube.KubeSession)

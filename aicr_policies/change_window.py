@@ -33,7 +33,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, field_validator, model_validator
 
-from aicr_core.plugin import Approval, PolicyContext, SettingsModel, Violation, hookimpl
+from aicr_core.plugin import Approval, PolicyContext, SettingsModel, Violation, hookimpl, shown
 from aicr_policies._phrasing import duration, listing, local_time
 
 NAME = "change-window"
@@ -48,7 +48,7 @@ END_OF_DAY = 24 * 60
 def _day(value: Any) -> str:
     if isinstance(value, str) and value.strip().lower() in _FULL_DAYS:
         return _FULL_DAYS[value.strip().lower()]
-    raise ValueError(f"{value!r} is not a day: use {', '.join(DAYS)}")
+    raise ValueError(f"{shown(value)} is not a day: use {', '.join(DAYS)}")
 
 
 def _minute_of_day(value: Any) -> int:
@@ -60,7 +60,7 @@ def _minute_of_day(value: Any) -> int:
         return END_OF_DAY
     match = _HHMM.fullmatch(value) if isinstance(value, str) else None
     if not match:
-        raise ValueError(f"{value!r} is not a time of day HH:MM (00:00 to 24:00)")
+        raise ValueError(f"{shown(value)} is not a time of day HH:MM (00:00 to 24:00)")
     return int(match.group(1)) * 60 + int(match.group(2))
 
 
@@ -73,27 +73,27 @@ def _moment(value: Any) -> date:
     if isinstance(value, date):
         return value
     if not isinstance(value, str):
-        raise ValueError(f"{value!r} is neither a date (2026-12-20) nor an RFC 3339 time")
+        raise ValueError(f"{shown(value)} is neither a date (2026-12-20) nor an RFC 3339 time")
     text = value.strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         try:
             return date.fromisoformat(text)
         except ValueError:
-            raise ValueError(f"{value!r} is not a date") from None
+            raise ValueError(f"{shown(value)} is not a date") from None
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})", text):
-        raise ValueError(f"{value!r} is neither a date (2026-12-20) nor an RFC 3339 time with an offset "
+        raise ValueError(f"{shown(value)} is neither a date (2026-12-20) nor an RFC 3339 time with an offset "
                          "(2026-12-20T18:00:00Z)")
     try:
         return datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00")).astimezone(timezone.utc)
     except ValueError:
-        raise ValueError(f"{value!r} is not a valid time") from None
+        raise ValueError(f"{shown(value)} is not a valid time") from None
 
 
 def _zone(name: str) -> str:
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"{name!r} is not an IANA time zone (such as Europe/Berlin or UTC)") from None
+        raise ValueError(f"{shown(name)} is not an IANA time zone (such as Europe/Berlin or UTC)") from None
     return name
 
 

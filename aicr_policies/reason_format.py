@@ -12,7 +12,17 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from aicr_core.plugin import Allow, Approval, NonEmptyStr, PolicyContext, Revocation, SettingsModel, Violation, hookimpl
+from aicr_core.plugin import (
+    Allow,
+    Approval,
+    NonEmptyStr,
+    PolicyContext,
+    Revocation,
+    SettingsModel,
+    Violation,
+    hookimpl,
+    shown,
+)
 
 NAME = "reason-format"
 INACTIVE_UNTIL_CONFIGURED = True
@@ -22,7 +32,7 @@ def _regex(text: str) -> str:
     try:
         re.compile(text)
     except re.error as err:
-        raise ValueError(f"{text!r} is not a regular expression: {err}") from None
+        raise ValueError(f"{shown(text)} is not a regular expression: {err}") from None
     return text
 
 
@@ -40,7 +50,7 @@ class Settings(SettingsModel):
         facts = {"pattern": self.pattern}
         if re.match(self.pattern, reason):
             return Allow(NAME, f"the reason matches {self.pattern}", facts)
-        return Violation(NAME, self.message or f"the reason must match {self.pattern}: {reason!r}", facts)
+        return Violation(NAME, self.message or f"the reason must match {self.pattern}: {shown(reason, 200)}", facts)
 
 
 SETTINGS_MODEL = Settings

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from aicr_core.plugin import Renderer, Result, UsageError, safe
+from aicr_core.plugin import Renderer, Result, UsageError, safe, shown_argument
 from aicr_renderers.templates import document, read_template_file
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ def columns_from_spec(spec: str) -> list[Column]:
     for part in spec.split(","):
         header, colon, path = part.partition(":")
         if not colon:
-            raise UsageError(f"unexpected custom-columns spec: {part}, expected <header>:<json-path-expr>")
+            raise UsageError(f"unexpected custom-columns spec: {shown_argument(part)}, "
+                             "expected <header>:<json-path-expr>")
         found.append(column(header, path))
     return found
 

@@ -12,10 +12,11 @@ an escape, never sent to the terminal; the template's own `\\n` and `\\t` stay.
 """
 from __future__ import annotations
 
-from pathlib import Path
+import os
+import stat
 from typing import TYPE_CHECKING, Any, TextIO
 
-from aicr_core.plugin import Renderer, Result, UsageError, safe
+from aicr_core.plugin import Renderer, Result, UsageError, safe, shown_argument
 
 if TYPE_CHECKING:
     from aicr_core.plugin import jsonpath
@@ -26,15 +27,26 @@ def document(result: Result) -> dict[str, Any]:
     return {"kind": result.kind, **result.data}
 
 
+MAX_TEMPLATE_BYTES = 1 << 20  # a template is a line or a page; /dev/zero would otherwise be read until memory ran out
+
+
 def read_template_file(path: str, flag: str) -> str:
-    """A template file's text; USAGE naming it when it cannot be read (before any API call)."""
+    """A template file's text (a regular file of at most 1 MiB); USAGE naming it otherwise (before any API call)."""
     if not path:
         raise UsageError(f"-o {flag}= needs a file name")
     try:
-        return Path(path).read_text(encoding="utf-8")
+        # O_NONBLOCK: opening a FIFO would otherwise wait for a writer (a regular file ignores it).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise UsageError(f"error reading {flag} {shown_argument(path)}: not a regular file")
+            data = file.read(MAX_TEMPLATE_BYTES + 1)
+        if len(data) > MAX_TEMPLATE_BYTES:
+            raise UsageError(f"error reading {flag} {shown_argument(path)}: larger than {MAX_TEMPLATE_BYTES} bytes")
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise UsageError(f"error reading {flag} {path}: {reason}") from None
+        raise UsageError(f"error reading {flag} {shown_argument(path)}: {reason}") from None
 
 
 def parse_template(text: str) -> jsonpath.Template:
@@ -45,7 +57,7 @@ def parse_template(text: str) -> jsonpath.Template:
     try:
         return jsonpath.parse(text)
     except jsonpath.JsonPathError as err:
-        raise UsageError(f"error parsing jsonpath {text}: {err}") from None
+        raise UsageError(f"error parsing jsonpath {echoed(text)}: {shown_argument(str(err), 200)}") from None
 
 
 class JsonPathRenderer(Renderer):
@@ -67,7 +79,8 @@ class JsonPathRenderer(Renderer):
         try:
             text = self.template.execute(document(result), allow_missing=self.options.allow_missing_template_keys)
         except jsonpath.JsonPathError as err:
-            raise UsageError(f"error executing jsonpath {self.template.source}: {err}; nothing was printed") \
+            raise UsageError(f"error executing jsonpath {echoed(self.template.source)}: "
+                             f"{shown_argument(str(err), 200)}; nothing was printed") \
                 from None
         out.write(safe(text))
 
@@ -78,3 +91,9 @@ class JsonPathFileRenderer(JsonPathRenderer):
 
     def parse_argument(self, argument: str) -> None:
         self.template = parse_template(read_template_file(argument, self.flag))
+
+
+def echoed(template: str) -> str:
+    """A template as its error echoes it: whole up to 200 characters (the error line escapes control
+    characters, so a file's trailing newline reads `\\n`, as before), else a short escaped prefix."""
+    return template if len(template) <= 200 else shown_argument(template)

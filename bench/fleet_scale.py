@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
-"""`kubectl aicr list` across 50 clusters, beside `list` of one of them, on loopback stand-ins.
+"""`kubectl aicr list` across 50 and 500 clusters, beside one cluster and beside kubectl, on stand-ins.
 
-Real fleets are far away, so they are simulated: 50 stand-in API servers on loopback, each
-its own TLS port and certificate authority, answering every request after 100 ms, each
-serving 20 rollouts (with their assessment reports). One kubeconfig names the 50, each with
-its own CA and credentials. Times, in interleaved rounds (medians):
+Real fleets are far away, so they are simulated: stand-in API servers on loopback
+(bench/fleet_standins.py: all on one event loop, each its own TLS port and certificate
+authority, answering every request after 100 ms). One kubeconfig names them, each context with
+its own CA and credentials. Times are medians of interleaved rounds; CPU is the plugin
+process's user + system time (its exec plugins included); peak RSS is measured on
+`kubectl-aicr` run directly (through kubectl, a process's peak is kubectl's own when higher).
 
-    list --context c00                   one cluster (the reference)
-    list --all-contexts --parallel 50    all 50 at once      (target: within 1.5x of one)
-    list --all-contexts                  the default --parallel 16: about four rounds of 16
-    the same two with exec credential plugins that take 300 ms each (target: within 1.5x of one)
-    one hung cluster of 50 (accepts, never answers), --request-timeout 5s
-                                         (target: returns within the deadline + 1 s, 49 listed)
+    50 clusters, 20 rollouts (with their reports) each:
+      list --context c00                   one cluster (the reference)
+      list --all-contexts --parallel 50    all at once                 (target: within 1.5x of one)
+      list --all-contexts                  the default --parallel 16
+      the same two with exec plugins that take 300 ms                 (target: within 1.5x of one)
+      one hung cluster of 50, --request-timeout 5s                    (target: the deadline + 1 s, 49 listed)
+    500 clusters, 2 rollouts each (a real cluster holds few):
+      list --context c000 / the first 50 / all 500 at --parallel 64
+          CPU per extra cluster, (CPU of the fleet - CPU of one) / (N - 1): at most 4 ms at 50 and
+          at 500, the 500 figure within 1.5x of the 50 one; the 500 within 6x of one, peak RSS
+          within 2x of one
+      the 500 through --cluster-profiles (500 ClusterProfiles on one hub stand-in) beside the
+          500 through contexts whose users run the same exec plugin (target: within 1.2x)
+      what a user does today: `kubectl get --raw .../runtimerollouts --context CTX`, one process
+          per cluster, 16 at a time (xargs -P 16), for the 50 and the 500 (target: ours faster)
 
-It prints the requests each stand-in received for one fleet `list` (target: exactly 2 a
-cluster), each command's peak RSS (target: the fleet's within 2x of one cluster's), the figures
-and the ratios side by side, and whether each target is met.
+The machine's load average is printed with the figures: on a shared machine they are noisy.
 
 Run from the repository with the virtualenv's bin/ first on PATH:
-    PATH=$PWD/.venv/bin:$PATH python bench/fleet_scale.py [--clusters 50] [--runs 3]
+    PATH=$PWD/.venv/bin:$PATH python bench/fleet_scale.py [--clusters 50] [--large 500] [--runs 3]
 """
 from __future__ import annotations
 
@@ -27,240 +36,288 @@ import datetime as dt
 import json
 import os
 import shutil
-import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tests")]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import testbed  # noqa: E402
-from support.fake_apiserver import FakeApiServer, Silent  # noqa: E402
+import fleet_standins as standins  # noqa: E402
 
 LATENCY = 0.1
 ROLLOUTS = 20
-ROLLOUTS_PATH = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
-CONFIGMAPS_PATH = "/api/v1/namespaces/aicr-system/configmaps"
+FEW_ROLLOUTS = 2
+LARGE_PARALLEL = 64
+KUBECTL_PARALLEL = 16
+PROVIDER = "bench-exec"
+GNU_TIME = "/usr/bin/time"
+EXEC = ('#!/bin/sh\n{wait}echo \'{{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", '
+        '"status": {{"token": "exec-token"}}}}\'\n')
 
 
-def documents(cluster: int) -> tuple[bytes, bytes]:
-    """The rollouts and assessment ConfigMaps one stand-in serves (JSON, built once)."""
-    rollouts, configmaps = [], []
-    now = dt.datetime.now(dt.timezone.utc)
-    for i in range(ROLLOUTS):
-        report = json.dumps(dict(testbed.SAMPLE_REPORT, summary=f"cluster {cluster} report {i}"))
-        digest = testbed.digest_of(report)
-        to = testbed.random_digest()
-        rollouts.append({
-            "apiVersion": "operator.aicr.run/v1alpha1", "kind": "RuntimeRollout",
-            "metadata": {"name": f"rollout-{to[7:23]}-1", "resourceVersion": str(100 + i),
-                         "creationTimestamp": testbed.rfc3339(now - dt.timedelta(minutes=i))},
-            "spec": {"runtime": {"name": "cluster", "uid": "6c1f0e9a-7d2b-4c1e-9a51-3f9a1c0d2b7e"},
-                     "from": {"digest": testbed.random_digest()}, "to": {"digest": to},
-                     "deadline": testbed.rfc3339(now + dt.timedelta(hours=8)), "approvalRequired": True,
-                     "startingInventory": {"releases": 42, "digest": testbed.random_digest()},
-                     "assessment": {"digest": digest}, "steps": testbed.SAMPLE_STEPS,
-                     "records": testbed.SAMPLE_RECORDS},
-            "status": {"phase": "AwaitingApproval", "message": "rollout awaiting approval"}})
-        configmaps.append({"apiVersion": "v1", "kind": "ConfigMap",
-                           "metadata": {"name": f"aicr-assessment-{digest[7:23]}", "namespace": "aicr-system",
-                                        "labels": {"operator.aicr.run/role": "assessment"}},
-                           "data": {"report.json": report}})
-    listing = {"metadata": {"resourceVersion": "1000"}}
-    return (json.dumps({"kind": "RuntimeRolloutList", **listing, "items": rollouts}).encode(),
-            json.dumps({"kind": "ConfigMapList", **listing, "items": configmaps}).encode())
+class Runner:
+    """Runs commands, keeping each one's wall time, CPU and peak RSS by a label."""
 
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.wall: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
+        self.rss: dict[str, int] = {}
 
-class StandIn(FakeApiServer):
-    """A stand-in API server: the two lists `list` asks for, after LATENCY; or, hung, nothing at all."""
+    def run(self, args: list[str], env: dict[str, str], allow_failure: bool = False
+            ) -> tuple[float, float, int, str]:
+        """Wall seconds, CPU seconds, peak RSS (KiB) and stdout of one command.
 
-    def __init__(self, workdir: Path, cluster: int, hung: bool = False) -> None:
-        super().__init__(workdir, [Silent()])
-        self.hung = hung
-        self.rollouts, self.configmaps = documents(cluster)
+        The peak RSS is GNU time's (%M) of its child: a process started from this one would count
+        this process's own memory (the stand-ins' answers) in its peak, since Linux keeps the
+        high-water mark of the memory a process had before exec.
+        """
+        rss_file = self.out.with_suffix(".rss")
+        started = time.perf_counter()
+        with open(self.out, "w") as stdout:
+            proc = subprocess.Popen([GNU_TIME, "-f", "%M", "-o", str(rss_file), *args], env=env, stdout=stdout,
+                                    stderr=subprocess.PIPE)
+            _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - started
+        code = os.waitstatus_to_exitcode(status)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        if code != 0 and not allow_failure:
+            raise SystemExit(f"{' '.join(args)} failed ({code}): {stderr[-800:]}")
+        rss = int(rss_file.read_text().split()[-1])
+        return elapsed, usage.ru_utime + usage.ru_stime, rss, self.out.read_text()
 
-    def _serve(self, raw: Any) -> None:
-        try:
-            conn = self.context.wrap_socket(raw, server_side=True)
-            self._open.append(conn)
-            reader = conn.makefile("rb")
-            while not self._stop.is_set():
-                request = self._read_request(reader)
-                if request is None:
-                    return
-                self.requests.append(request)
-                if self.hung:
-                    self._stop.wait()
-                    return
-                path = request.path.split("?")[0]
-                body = {ROLLOUTS_PATH: self.rollouts, CONFIGMAPS_PATH: self.configmaps}.get(path, b"{}")
-                if self._stop.wait(LATENCY):
-                    return
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        except (OSError, ssl.SSLError, ValueError):
-            return
+    def rounds(self, runs: int, commands: dict[str, tuple[list[str], dict[str, str]]]) -> None:
+        """Each command once to warm up, then `runs` interleaved rounds: timed as users run it
+        (`kubectl aicr ...`), and run as `kubectl-aicr ...` for its CPU and peak RSS."""
+        for args, env in commands.values():
+            self.run(args, env)
+        for _ in range(runs):
+            for label, (args, env) in commands.items():
+                seconds, _, _, _ = self.run(args, env)
+                self.wall.setdefault(label, []).append(seconds)
+                _, cpu, rss, _ = self.run(["kubectl-aicr", *args[2:]], env)
+                self.cpu.setdefault(label, []).append(cpu)
+                self.rss[label] = max(self.rss.get(label, 0), rss)
 
+    def median(self, label: str) -> float:
+        return statistics.median(self.wall[label])
 
-def kubeconfig(path: Path, servers: Sequence[StandIn], plugin: Path | None) -> Path:
-    clusters, users, contexts = [], [], []
-    for i, server in enumerate(servers):
-        name = f"c{i:02d}"
-        clusters.append({"name": name, "cluster": {"server": server.url,
-                                                   "certificate-authority-data": testbed.b64(server.ca_pem)}})
-        user: dict[str, Any] = {"token": f"token-{i}"}
-        if plugin is not None:
-            user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
-                             "interactiveMode": "Never"}}
-        users.append({"name": name, "user": user})
-        contexts.append({"name": name, "context": {"cluster": name, "user": name}})
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": clusters, "users": users,
-                                "contexts": contexts, "current-context": "c00"}))
-    path.chmod(0o600)
-    return path
-
-
-CPU: dict[str, list[float]] = {}  # CPU seconds (user + system) of each command, by its words
-
-
-def run(args: list[str], env: dict[str, str], allow_failure: bool = False) -> tuple[float, int, str]:
-    """Wall time, peak RSS (KiB) and stdout of one command (kubectl execs the plugin: its process)."""
-    out = Path(env["BENCH_OUT"])
-    started = time.perf_counter()
-    with open(out, "w") as stdout:
-        proc = subprocess.Popen(args, env=env, stdout=stdout, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    CPU.setdefault(" ".join([env["KUBECONFIG"], *args]), []).append(usage.ru_utime + usage.ru_stime)
-    if code != 0 and not allow_failure:
-        stderr = proc.stderr.read().decode()[-800:] if proc.stderr else ""
-        raise SystemExit(f"{' '.join(args)} failed ({code}): {stderr}")
-    return elapsed, usage.ru_maxrss, out.read_text()
-
-
-def rounds(runs: int, commands: dict[str, list[str]], env: dict[str, str]) -> dict[str, tuple[float, int]]:
-    """Median seconds (as users run it: `kubectl aicr ...`) and the plugin's peak RSS of each command.
-
-    The RSS is measured on `kubectl-aicr ...` run directly: through kubectl, the process's peak is
-    kubectl's own (about 64 MiB) whenever that is higher than the plugin's it execs.
-    """
-    for args in commands.values():
-        run(args, env)
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    peak: dict[str, int] = dict.fromkeys(commands, 0)
-    for _ in range(runs):
-        for name, args in commands.items():
-            seconds, _, _ = run(args, env)
-            times[name].append(seconds)
-            _, rss, _ = run(["kubectl-aicr", *args[2:]], env)
-            peak[name] = max(peak[name], rss)
-    return {name: (statistics.median(times[name]), peak[name]) for name in commands}
+    def median_cpu(self, label: str) -> float:
+        return statistics.median(self.cpu[label])
 
 
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (5 min: {five:.1f}) on {os.cpu_count()} CPUs"
+
+
+def write_plugin(path: Path, wait: float) -> Path:
+    path.write_text(EXEC.format(wait=f"sleep {wait:g}\n" if wait else ""))
+    path.chmod(0o755)
+    return path
+
+
+def hub_files(work: Path, hub: standins.StandIn, plugin: Path) -> tuple[Path, Path]:
+    """The hub's kubeconfig (one context, a token) and the provider file naming the plugin."""
+    kubeconfig = standins.kubeconfig(work / "kc-hub", [hub], None)
+    providers = work / "providers.json"
+    providers.write_text(json.dumps({"providers": [{"name": PROVIDER, "execConfig": {
+        "apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin), "interactiveMode": "Never",
+        "provideClusterInfo": False}}]}))
+    return kubeconfig, providers
+
+
+def profiles_supported(env: dict[str, str]) -> bool:
+    helped = subprocess.run(["kubectl-aicr", "list", "--help"], env=env, capture_output=True, text=True)
+    return "--cluster-profiles" in helped.stdout
+
+
+def kubectl_reads(contexts: list[str], env: dict[str, str], out: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one `kubectl get --raw` per context, KUBECTL_PARALLEL at a time (xargs -P)."""
+    listed = out.with_suffix(".contexts")
+    listed.write_text("\n".join(contexts) + "\n")
+    started = time.perf_counter()
+    with open(listed) as names, open(out, "w") as stdout:
+        proc = subprocess.Popen(["xargs", "-P", str(KUBECTL_PARALLEL), "-I", "{}", "kubectl", "get", "--raw",
+                                 standins.ROLLOUTS_PATH, "--context", "{}"], env=env, stdin=names, stdout=stdout,
+                                stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"kubectl get --raw failed: {(proc.stderr.read() if proc.stderr else b'').decode()[-800:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clusters", type=int, default=50)
+    parser.add_argument("--large", type=int, default=500, help="the large fleet's size (2 rollouts each)")
     parser.add_argument("--runs", type=int, default=3)
     options = parser.parse_args()
     if shutil.which("kubectl") is None or shutil.which("kubectl-aicr") is None:
         raise SystemExit("kubectl and kubectl-aicr must be on PATH: run with PATH=$PWD/.venv/bin:$PATH")
-    n = options.clusters
-    print(f"kubectl aicr across {n} clusters, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M}Z, "
-          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}; stand-ins answer after {LATENCY * 1000:.0f} ms, "
-          f"{ROLLOUTS} rollouts each")
+    if not os.access(GNU_TIME, os.X_OK):
+        raise SystemExit(f"{GNU_TIME} (GNU time, for each command's peak RSS) is needed: apt-get install time")
+    n, large, began = options.clusters, options.large, time.monotonic()
+    print(f"kubectl aicr across {n} and {large} clusters, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M}Z, "
+          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}; stand-ins answer after "
+          f"{LATENCY * 1000:.0f} ms; {load()} at the start")
     work = Path(tempfile.mkdtemp(prefix="aicr-bench-fleet-"))
-    servers: list[StandIn] = []
+    loop = standins.StandIns(LATENCY)
+    runner = Runner(work / "out")
     try:
-        for i in range(n):
-            (work / f"s{i}").mkdir()
-            servers.append(StandIn(work / f"s{i}", i).start())
-        hung_dir = work / "hung"
-        hung_dir.mkdir()
-        hung = StandIn(hung_dir, n, hung=True).start()
-        plugin = work / "exec-credential.sh"
-        plugin.write_text('#!/bin/sh\nsleep 0.3\necho \'{"apiVersion": "client.authentication.k8s.io/v1", '
-                          '"kind": "ExecCredential", "status": {"token": "exec-token"}}\'\n')
-        plugin.chmod(0o755)
+        members = standins.fleet(loop, n, ROLLOUTS)
+        hung = loop.add({}, hung=True)
+        few = standins.fleet(loop, large, FEW_ROLLOUTS)
+        slow_plugin = write_plugin(work / "exec-300ms.sh", 0.3)
+        plugin = write_plugin(work / "exec.sh", 0)
+        hub = loop.add({standins.PROFILES_PATH: standins.profiles(few, PROVIDER)})
+        print(f"  ({len(loop.servers)} stand-ins up after {time.monotonic() - began:.0f} s)")
+
         base = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_"))}
-        env = {**base, "KUBECONFIG": str(kubeconfig(work / "kc", servers, None)), "BENCH_OUT": str(work / "out")}
-        exec_env = {**env, "KUBECONFIG": str(kubeconfig(work / "kc-exec", servers, plugin))}
-        hung_env = {**env, "KUBECONFIG": str(kubeconfig(work / "kc-hung", [*servers[:-1], hung], None))}
+
+        def env_of(path: Path) -> dict[str, str]:
+            return {**base, "KUBECONFIG": str(path)}
+
+        env = env_of(standins.kubeconfig(work / "kc", members, None))
+        exec_env = env_of(standins.kubeconfig(work / "kc-exec", members, slow_plugin))
+        hung_env = env_of(standins.kubeconfig(work / "kc-hung", [*members[:-1], hung], None))
+        few_env = env_of(standins.kubeconfig(work / "kc-few", few, None))
+        few_small_env = env_of(standins.kubeconfig(work / "kc-few-small", few[:n], None))
+        few_exec_env = env_of(standins.kubeconfig(work / "kc-few-exec", few, plugin))
+        hub_kubeconfig, providers = hub_files(work, hub, plugin)
+        hub_env = env_of(hub_kubeconfig)
+        first = standins.context_name(0, large)
 
         one = ["kubectl", "aicr", "list", "--context", "c00"]
-        fleet50 = ["kubectl", "aicr", "list", "--all-contexts", "--parallel", str(n)]
+        fleet_all = ["kubectl", "aicr", "list", "--all-contexts", "--parallel", str(n)]
         fleet16 = ["kubectl", "aicr", "list", "--all-contexts"]
-        plain = rounds(options.runs, {"one": one, "fleet50": fleet50, "fleet16": fleet16}, env)
-        with_exec = rounds(options.runs, {"one": one, "fleet50": fleet50}, exec_env)
+        one_few = ["kubectl", "aicr", "list", "--context", first]
+        large_fleet = ["kubectl", "aicr", "list", "--all-contexts", "--parallel", str(LARGE_PARALLEL)]
+        from_profiles = ["kubectl", "aicr", "list", "--cluster-profiles", "--cluster-profile-providers",
+                         str(providers), "--parallel", str(LARGE_PARALLEL)]
 
-        for server in servers:
-            server.requests.clear()
-        _, _, listed = run(fleet50, env)
-        per_cluster = sorted({len(s.requests) for s in servers})
+        runner.rounds(options.runs, {"one": (one, env), "fleet": (fleet_all, env), "fleet16": (fleet16, env),
+                                     "exec one": (one, exec_env), "exec fleet": (fleet_all, exec_env)})
+        print(f"  (the {n} clusters measured after {time.monotonic() - began:.0f} s; {load()})")
+        runner.rounds(options.runs, {"few one small": (one, few_small_env), "few fleet": (fleet_all, few_small_env),
+                                     "few one": (one_few, few_env), "few large": (large_fleet, few_env)})
+        print(f"  (the {large} clusters measured after {time.monotonic() - began:.0f} s; {load()})")
+        with_profiles = profiles_supported(hub_env)
+        if with_profiles:
+            runner.rounds(options.runs, {"exec large": (large_fleet, few_exec_env),
+                                         "profiles large": (from_profiles, hub_env)})
+            print(f"  (--cluster-profiles measured after {time.monotonic() - began:.0f} s; {load()})")
+
+        loop.clear()
+        _, _, _, listed = runner.run(fleet_all, env)
+        per_cluster = sorted({len(s.requests) for s in members})
+        connections = sorted({s.connections for s in members})
         rows = [line for line in listed.splitlines()[1:] if line.strip()]
+        leaked = [s.index for s in members if any(r.authorization != f"Bearer token-{s.index}" for r in s.requests)]
 
         deadline = 5.0
-        hung_seconds, _, hung_out = run([*fleet50, "--request-timeout", f"{deadline:g}s", "-o", "json"], hung_env,
-                                        allow_failure=True)
+        hung_seconds, _, _, hung_out = runner.run([*fleet_all, "--request-timeout", f"{deadline:g}s", "-o", "json"],
+                                                  hung_env, allow_failure=True)
         document = json.loads(hung_out)
         answered = {i["context"] for i in document["items"]}
         errors = [(e["context"], e["code"]) for e in document["errors"]]
 
-        t1, rss1 = plain["one"]
-        t50, rss50 = plain["fleet50"]
-        t16, rss16 = plain["fleet16"]
-        e1, _ = with_exec["one"]
-        e50, erss50 = with_exec["fleet50"]
-        def cpu(args: list[str], kubeconfig: str = env["KUBECONFIG"]) -> float:
-            return statistics.median(CPU[" ".join([kubeconfig, "kubectl-aicr", *args[2:]])])
+        kubectl_small = kubectl_reads([standins.context_name(i, n) for i in range(n)], few_small_env, work / "k1")
+        kubectl_large = kubectl_reads([standins.context_name(i, large) for i in range(large)], few_env, work / "k2")
+        print(f"  (kubectl measured after {time.monotonic() - began:.0f} s; {load()})")
 
-        print(f"\n  {'command':<56} {'median':>8} {'vs one':>7} {'CPU':>7} {'peak RSS':>9} {'vs one':>7}")
-        exec_kc = exec_env["KUBECONFIG"]
-        for label, cpu_s, seconds, rss, ref_t, ref_rss in [
-                ("list --context c00 (one cluster)", cpu(one), t1, rss1, t1, rss1),
-                (f"list --all-contexts --parallel {n}", cpu(fleet50), t50, rss50, t1, rss1),
-                ("list --all-contexts (default --parallel 16)", cpu(fleet16), t16, rss16, t1, rss1),
-                ("exec plugins 300 ms: list --context c00", cpu(one, exec_kc), e1, with_exec["one"][1], e1,
-                 with_exec["one"][1]),
-                (f"exec plugins 300 ms: list --all-contexts --parallel {n}", cpu(fleet50, exec_kc), e50, erss50, e1,
-                 with_exec["one"][1])]:
-            print(f"  {label:<56} {seconds * 1000:>6.0f}ms {seconds / ref_t:>6.2f}x {cpu_s * 1000:>5.0f}ms "
-                  f"{rss / 1024:>6.0f} MiB {rss / ref_rss:>6.2f}x")
-        print(f"  (CPU: user + system of the plugin's process, median; the machine's load average when done: "
-              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
-        rounds16 = -(-n // 16)
-        print(f"\n  The default --parallel 16 works {n} clusters in {rounds16} rounds of at most 16: "
-              f"{t16 * 1000:.0f} ms, {(t16 - t50) * 1000 / max(rounds16 - 1, 1):.0f} ms a round more than all at once.")
-        print(f"  Requests a stand-in received for one fleet list: {per_cluster} (rows listed: {len(rows)}, "
-              f"expected {n * ROLLOUTS})")
-        print(f"  One hung cluster of {n}, --request-timeout {deadline:g}s: returned after {hung_seconds:.2f} s "
-              f"(deadline + {hung_seconds - deadline:.2f} s, start-up included), {len(answered)} clusters listed, "
-              f"errors {errors}")
-        print("\nTargets:")
-        print(f"  fleet list within 1.5x of one cluster's: {t50 / t1:.2f}x, {verdict(t50 / t1 <= 1.5)}")
-        print(f"  exactly 2 requests a cluster: {per_cluster}, {verdict(per_cluster == [2])}")
-        print(f"  peak RSS within 2x of one cluster's list: {rss50 / rss1:.2f}x, {verdict(rss50 / rss1 <= 2)}")
-        print(f"  exec plugins of 300 ms, all {n} at --parallel {n}, within 1.5x of one: {e50 / e1:.2f}x, "
-              f"{verdict(e50 / e1 <= 1.5)}")
-        print(f"  a hung cluster: within the deadline + 1 s and {n - 1} listed: {hung_seconds:.2f} s, "
-              f"{len(answered)} listed, {verdict(hung_seconds <= deadline + 1 and len(answered) == n - 1)}")
+        report(runner, n, large, per_cluster, connections, rows, leaked, deadline, hung_seconds, answered, errors,
+               kubectl_small, kubectl_large, with_profiles)
+        print(f"\n(finished in {time.monotonic() - began:.0f} s; {load()})")
     finally:
-        for server in servers:
-            server.stop()
-        if "hung" in locals():
-            hung.stop()
+        loop.stop()
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def report(r: Runner, n: int, large: int, per_cluster: list[int], connections: list[int], rows: list[str],
+           leaked: list[int], deadline: float, hung_seconds: float, answered: set[str],
+           errors: list[tuple[str, str]], kubectl_small: tuple[float, float], kubectl_large: tuple[float, float],
+           with_profiles: bool) -> None:
+    def row(label: str, key: str, reference: str) -> None:
+        seconds, ref = r.median(key), r.median(reference)
+        print(f"  {label:<62} {seconds * 1000:>7.0f}ms {seconds / ref:>6.2f}x {r.median_cpu(key) * 1000:>6.0f}ms "
+              f"{r.rss[key] / 1024:>5.0f} MiB {r.rss[key] / r.rss[reference]:>5.2f}x")
+
+    def per_extra(fleet: str, one: str, size: int) -> float:
+        return (r.median_cpu(fleet) - r.median_cpu(one)) / (size - 1)
+
+    print(f"\n  {'command':<62} {'median':>9} {'vs one':>7} {'CPU':>8} {'peak RSS':>9} {'vs one':>6}")
+    print(f"  -- {n} clusters, {ROLLOUTS} rollouts each")
+    row("list --context c00 (one cluster)", "one", "one")
+    row(f"list --all-contexts --parallel {n}", "fleet", "one")
+    row("list --all-contexts (default --parallel 16)", "fleet16", "one")
+    row("exec plugins of 300 ms: list --context c00", "exec one", "exec one")
+    row(f"exec plugins of 300 ms: list --all-contexts --parallel {n}", "exec fleet", "exec one")
+    print(f"  -- {large} clusters, {FEW_ROLLOUTS} rollouts each")
+    row(f"list --context c00 (one cluster, a kubeconfig of {n})", "few one small", "few one small")
+    row(f"list --all-contexts --parallel {n} (the first {n})", "few fleet", "few one small")
+    row(f"list --context {standins.context_name(0, large)} (one cluster, a kubeconfig of {large})", "few one",
+        "few one")
+    row(f"list --all-contexts --parallel {LARGE_PARALLEL} (all {large})", "few large", "few one")
+    if with_profiles:
+        row(f"exec plugin users: list --all-contexts --parallel {LARGE_PARALLEL}", "exec large", "few one")
+        row(f"list --cluster-profiles (hub + {large}) --parallel {LARGE_PARALLEL}", "profiles large", "few one")
+    for label, (seconds, cpu) in ((f"kubectl get --raw x {n}, xargs -P {KUBECTL_PARALLEL}", kubectl_small),
+                                  (f"kubectl get --raw x {large}, xargs -P {KUBECTL_PARALLEL}", kubectl_large)):
+        print(f"  {label:<62} {seconds * 1000:>7.0f}ms {'':>7} {cpu * 1000:>6.0f}ms")
+    print(f"  (CPU: user + system of the plugin's process, exec plugins included, median; {load()})")
+    small_cpu, large_cpu = per_extra("few fleet", "few one small", n), per_extra("few large", "few one", large)
+    print(f"\n  CPU per extra cluster ({FEW_ROLLOUTS} rollouts): {small_cpu * 1000:.2f} ms at {n}, "
+          f"{large_cpu * 1000:.2f} ms at {large}; with {ROLLOUTS} rollouts at {n}: "
+          f"{per_extra('fleet', 'one', n) * 1000:.2f} ms")
+    print(f"  Requests a stand-in received for one fleet list: {per_cluster}, on connections: {connections} "
+          f"(rows listed: {len(rows)}, expected {n * ROLLOUTS}); stand-ins that saw a token not theirs: {leaked}")
+    print(f"  One hung cluster of {n}, --request-timeout {deadline:g}s: returned after {hung_seconds:.2f} s "
+          f"(deadline + {hung_seconds - deadline:.2f} s, start-up included), {len(answered)} clusters listed, "
+          f"errors {errors}")
+
+    t1, t50 = r.median("one"), r.median("fleet")
+    e1, e50 = r.median("exec one"), r.median("exec fleet")
+    f1, f50, f500 = r.median("few one"), r.median("few fleet"), r.median("few large")
+    print("\nTargets:")
+    print(f"  list --all-contexts --parallel {n} within 1.5x of one cluster: {t50 / t1:.2f}x, "
+          f"{verdict(t50 / t1 <= 1.5)}")
+    print(f"  exactly 2 requests a cluster: {per_cluster}, {verdict(per_cluster == [2])}")
+    print(f"  peak RSS of the {n} within 2x of one cluster's: {r.rss['fleet'] / r.rss['one']:.2f}x, "
+          f"{verdict(r.rss['fleet'] / r.rss['one'] <= 2)}")
+    print(f"  exec plugins of 300 ms, all {n} at --parallel {n}, within 1.5x of one: {e50 / e1:.2f}x, "
+          f"{verdict(e50 / e1 <= 1.5)}")
+    print(f"  a hung cluster: within the deadline + 1 s and {n - 1} listed: {hung_seconds:.2f} s, "
+          f"{len(answered)} listed, {verdict(hung_seconds <= deadline + 1 and len(answered) == n - 1)}")
+    print(f"  CPU per extra cluster at most 4 ms at {n}: {small_cpu * 1000:.2f} ms, {verdict(small_cpu <= 0.004)}")
+    print(f"  CPU per extra cluster at most 4 ms at {large}: {large_cpu * 1000:.2f} ms, {verdict(large_cpu <= 0.004)}")
+    growth = large_cpu / small_cpu if small_cpu > 0 else float("inf")
+    print(f"  CPU per extra cluster at {large} within 1.5x of the figure at {n}: {growth:.2f}x, "
+          f"{verdict(growth <= 1.5)}")
+    print(f"  {large} clusters ({FEW_ROLLOUTS} rollouts each) at --parallel {LARGE_PARALLEL} within 6x of one: "
+          f"{f500 / f1:.2f}x, {verdict(f500 / f1 <= 6)}")
+    print(f"  peak RSS of the {large} within 2x of one cluster's: {r.rss['few large'] / r.rss['few one']:.2f}x, "
+          f"{verdict(r.rss['few large'] / r.rss['few one'] <= 2)}")
+    if with_profiles:
+        p500, x500 = r.median("profiles large"), r.median("exec large")
+        print(f"  --cluster-profiles ({large}) within 1.2x of the same through exec-plugin contexts: "
+              f"{p500 / x500:.2f}x, {verdict(p500 / x500 <= 1.2)}")
+    else:
+        print(f"  --cluster-profiles ({large}) within 1.2x of the same through exec-plugin contexts: "
+              "not measured (this kubectl-aicr has no --cluster-profiles), NOT met")
+    print(f"  faster than kubectl get --raw per context at {n}: {f50:.2f} s against {kubectl_small[0]:.2f} s, "
+          f"{verdict(f50 < kubectl_small[0])}")
+    print(f"  faster than kubectl get --raw per context at {large}: {f500:.2f} s against {kubectl_large[0]:.2f} s, "
+          f"{verdict(f500 < kubectl_large[0])}")
 
 
 if __name__ == "__main__":

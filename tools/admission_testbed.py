@@ -50,9 +50,14 @@ def _die_with_parent() -> None:
 
 
 class Webhook:
-    def __init__(self, plane: testbed.ControlPlane, workdir: Path | None = None) -> None:
+    """aicr-admission on a control plane; or, given a `kubeconfig` and no plane, on its own (a test that
+    talks to it directly, its kubeconfig naming a stand-in API server)."""
+
+    def __init__(self, plane: testbed.ControlPlane | None, workdir: Path | None = None,
+                 kubeconfig: Path | None = None) -> None:
+        assert plane is not None or (workdir is not None and kubeconfig is not None), "a plane, or a kubeconfig"
         self.plane = plane
-        self.workdir = workdir or plane.workdir / "admission"
+        self.workdir = workdir if workdir is not None else plane.workdir / "admission"
         self.workdir.mkdir(parents=True, exist_ok=True)
         ca, ca_cert, ca_key = testbed.make_ca("aicr-admission-test-ca")
         serving = testbed.issue(ca_cert, ca_key, "aicr-admission", server=True)
@@ -63,6 +68,14 @@ class Webhook:
         self.cert_file.write_bytes(serving.cert_pem)
         self.key_file.write_bytes(serving.key_pem)
         self.key_file.chmod(0o600)
+        self.port = testbed.free_port()
+        self.metrics_port = testbed.free_port()
+        self.log_path = self.workdir / "aicr-admission.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.restarted = False  # set by a test that restarts it differently (tests restore it afterwards)
+        if plane is None:
+            self.kubeconfig = kubeconfig
+            return
         client = testbed.issue(plane.client_ca_cert, plane.client_ca_key, IDENTITY, IDENTITY_GROUPS)
         self.kubeconfig = self.workdir / "kubeconfig"
         plane._write_kubeconfig(
@@ -72,11 +85,6 @@ class Webhook:
             [{"name": "webhook", "user": {"client-certificate-data": testbed.b64(client.cert_pem),
                                           "client-key-data": testbed.b64(client.key_pem)}}],
             [{"name": "webhook", "context": {"cluster": "plane", "user": "webhook"}}], "webhook")
-        self.port = testbed.free_port()
-        self.metrics_port = testbed.free_port()
-        self.log_path = self.workdir / "aicr-admission.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.restarted = False  # set by a test that restarts it differently (tests restore it afterwards)
 
     @property
     def url(self) -> str:

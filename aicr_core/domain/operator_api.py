@@ -17,7 +17,8 @@ from typing import Any, NamedTuple
 
 from aicr_core.clock import format_time, parse_time
 from aicr_core.domain.actions import ACTIONS  # the names a record's `action` may hold
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, shown
+from aicr_core.session import bounded_json
 
 GROUP = "operator.aicr.run"
 VERSION = "v1alpha1"
@@ -177,7 +178,7 @@ class _Reader:
         try:
             return parse_time(text)
         except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved into another year by its offset
-            raise AicrError(Code.INVALID_OBJECT, f"{self.what}: {path} is not a time: {text!r}") from None
+            raise AicrError(Code.INVALID_OBJECT, f"{self.what}: {path} is not a time: {shown(text)}") from None
 
     def sub(self, path_or_item: str | Any, what: str) -> "_Reader":
         node = self._raw(path_or_item) if isinstance(path_or_item, str) else path_or_item
@@ -453,8 +454,8 @@ def record_entries(text: str | None, key: str) -> tuple[Mapping[str, Any], ...]:
     if text is None:
         return ()
     try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
+        value = bounded_json.loads(text)
+    except ValueError:  # TooDeep too
         raise AicrError(Code.INVALID_OBJECT, f"annotation {key} is not JSON") from None
     if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
         raise AicrError(Code.INVALID_OBJECT, f"annotation {key} is not a JSON list of objects")
@@ -470,7 +471,7 @@ def parse_override(entry: Mapping[str, Any]) -> Override:
     if set(entry) != {"user", "action", "policies", "time"} or not o.text("user") \
             or o.text("action") not in ACTIONS or not policies \
             or not all(isinstance(n, str) and n for n in policies):
-        raise AicrError(Code.INVALID_OBJECT, f"{o.what} is not {{user, action, policies[], time}}: {entry!r}"[:300])
+        raise AicrError(Code.INVALID_OBJECT, f"{o.what} is not {{user, action, policies[], time}}: {shown(entry, 200)}")
     return Override(o.text("user"), o.text("action"), tuple(policies), _required_time(o, "time"))
 
 
@@ -482,7 +483,7 @@ def parse_policy_decision(entry: Mapping[str, Any]) -> PolicyDecision:
             or d.text("action") not in ACTIONS or not d.text("location") \
             or not (digest is None or (isinstance(digest, str) and is_digest(digest))):
         raise AicrError(Code.INVALID_OBJECT, f"{d.what} is not {{user, action, time, location, digest}}: "
-                        f"{entry!r}"[:300])
+                        f"{shown(entry, 200)}")
     return PolicyDecision(d.text("user"), d.text("action"), _required_time(d, "time"), d.text("location"), digest)
 
 
@@ -596,8 +597,8 @@ def parse_plan(obj: Mapping[str, Any]) -> Plan:
     flags: tuple[str, ...] | None = None
     if flags_text is not None:
         try:
-            parsed = json.loads(flags_text)
-        except ValueError:
+            parsed = bounded_json.loads(flags_text)
+        except ValueError:  # TooDeep too (a RecursionError ended in INTERNAL)
             parsed = None
         if not isinstance(parsed, list):
             raise AicrError(Code.INVALID_PLAN, f"{r.what}: renderFlags is not a JSON array of strings")
@@ -687,8 +688,8 @@ def report_verdicts(text: str) -> tuple[ComponentVerdict, ...]:
 
 def _report(text: str) -> _Reader:
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as err:  # RecursionError: arrays or objects nested too deeply
+        doc = bounded_json.loads(text)
+    except ValueError as err:  # TooDeep: arrays or objects nested too deeply
         raise AicrError(Code.INVALID_OBJECT, f"the assessment report is not valid JSON: {err}") from None
     if not _is_mapping(doc):  # _Reader reads anything else as {}: an array would pass for an empty report
         raise AicrError(Code.INVALID_OBJECT, f"the assessment report is a JSON {_json_type(doc)}, not an object")
@@ -738,7 +739,7 @@ def plan_names(plan_ref: str) -> tuple[str, str | None]:
         return plan_configmap_name(plan_ref), plan_ref
     if PLAN_CONFIGMAP.fullmatch(plan_ref):
         return plan_ref, None
-    raise AicrError(Code.USAGE, f"PLAN {plan_ref!r} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
+    raise AicrError(Code.USAGE, f"PLAN {shown(plan_ref)} is neither sha256:<64 hex> nor aicr-plan-<16 hex>")
 
 
 def short_digest(digest: object) -> str:

@@ -37,7 +37,7 @@ from aicr_core.domain import hookspecs, policy_file
 from aicr_core.domain.actions import ACTIONS, Action
 from aicr_core.domain.hookspecs import Allow, PolicyContext, Violation
 from aicr_core.entry_points import POLICIES, PluginGroup, PluginInfo, distribution_and_version
-from aicr_core.errors import AicrError, Code, VerdictWord
+from aicr_core.errors import AicrError, Code, VerdictWord, shown, shown_argument
 
 # What a policy plugin may declare (documented in hookspecs.py).
 SETTINGS_MODEL = "SETTINGS_MODEL"
@@ -186,7 +186,7 @@ class PolicyEngine:
         for name in sorted(configured):
             if name not in loaded:
                 installed = ", ".join(sorted(loaded.plugins)) or "none"
-                problems.append(f"policies.{name}: no installed policy plugin is named {name!r} "
+                problems.append(f"policies.{shown_argument(name)}: no installed policy plugin is named {shown(name)} "
                                 f"(installed: {installed})")
         problems += _unmet_requirements(loaded, parsed.required)
         setups = []
@@ -358,13 +358,13 @@ def _unmet_requirements(loaded: LoadedPolicies, required: list[policy_file.Requi
     for i, need in enumerate(required):
         where = f"required[{i}]"
         if need.name not in loaded:
-            problems.append(f"{where}: required policy plugin {need.name!r} is not installed")
+            problems.append(f"{where}: required policy plugin {shown(need.name)} is not installed")
             continue
         if need.distribution is None and need.min_version is None:
             continue
         distribution, version = loaded.distribution(need.name)
         if need.distribution is not None and _normal(distribution) != _normal(need.distribution):
-            problems.append(f"{where}: policy {need.name!r} comes from {distribution}, "
+            problems.append(f"{where}: policy {shown(need.name)} comes from {distribution}, "
                             f"not from the required {need.distribution}")
             continue
         if need.min_version is not None:
@@ -373,7 +373,7 @@ def _unmet_requirements(loaded: LoadedPolicies, required: list[policy_file.Requi
             except InvalidVersion:
                 too_old = True
             if too_old:
-                problems.append(f"{where}: policy {need.name!r} is {distribution} {version or '(no version)'}; "
+                problems.append(f"{where}: policy {shown(need.name)} is {distribution} {version or '(no version)'}; "
                                 f"at least {need.min_version} is required")
     return problems
 
@@ -436,13 +436,15 @@ class Decision:
         for name in names:
             outcome = by_name.get(name)
             if outcome is None:
-                self.override_problems.append(f"--override {name}: no active policy of that name decides {self.action}")
+                self.override_problems.append(f"--override {shown_argument(name)}: no active policy of that name "
+                                              f"decides {self.action}")
             elif outcome.verdict == VerdictWord.DENY and setups[name].overridable:
                 outcome.verdict = VerdictWord.OVERRIDDEN
             elif outcome.verdict == VerdictWord.DENY:
-                self.override_problems.append(f"--override {name}: the policy is not overridable")
+                self.override_problems.append(f"--override {shown_argument(name)}: the policy is not overridable")
             else:
-                self.override_problems.append(f"--override {name}: the policy did not refuse ({outcome.verdict})")
+                self.override_problems.append(f"--override {shown_argument(name)}: the policy did not refuse "
+                                              f"({outcome.verdict})")
 
     @property
     def overridden(self) -> list[str]:

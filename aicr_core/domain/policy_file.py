@@ -18,15 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import lru_cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
-
-if TYPE_CHECKING:
-    import yaml
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, shown, shown_argument
 
 API_VERSION = "aicr.run/v1alpha1"
 KIND = "ApprovalPolicy"
@@ -87,13 +83,13 @@ def _go_duration(value: Any) -> timedelta:
     from aicr_core.go_duration import parse_duration  # Go's syntax, exactly as --expires reads it
 
     if not isinstance(value, str):
-        raise ValueError(f"must be a Go duration string such as 8h or 90m, not {value!r}")
+        raise ValueError(f"must be a Go duration string such as 8h or 90m, not {shown(value)}")
     try:
         parsed = parse_duration(value)
     except Exception as err:  # argparse.ArgumentTypeError from the flag parser
         raise ValueError(str(err)) from None
     if parsed.nanoseconds < 0:
-        raise ValueError(f"{value!r} is negative")
+        raise ValueError(f"{shown(value)} is negative")
     return parsed.delta
 
 
@@ -103,7 +99,7 @@ def _version(text: str) -> str:
     try:
         Version(text)
     except InvalidVersion:
-        raise ValueError(f"{text!r} is not a version such as 1.0 or 2.3.1") from None
+        raise ValueError(f"{shown(text)} is not a version such as 1.0 or 2.3.1") from None
     return text
 
 
@@ -193,21 +189,12 @@ def parse(text: str, source: str) -> ParsedFile:
 
 def load_yaml(text: str, source: str) -> Mapping[str, Any]:
     """The one YAML mapping in `text`; PolicyFileError naming line and column otherwise."""
-    import yaml
-
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise PolicyFileError(source, [f"(file): larger than {MAX_BYTES} bytes"])
     try:
-        documents = list(yaml.load_all(text, Loader=_strict_loader()))  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as err:
-        raise PolicyFileError(source, [_yaml_problem(err, text)]) from None
-    except AttributeError:  # PyYAML's own constructor of `!!timestamp foo` fails on its regular expression
-        raise PolicyFileError(source, ["(YAML): a value does not match its tag (!!timestamp, say)"]) from None
-    except (TypeError, ValueError) as err:  # an unhashable key, `!!int x`
-        raise PolicyFileError(source, [f"(YAML): {err}"]) from None
-    except RecursionError:  # the pure-Python loader recurses once per level of nesting
-        raise PolicyFileError(source, ["(YAML): nested too deeply"]) from None
-    documents = [d for d in documents if d is not None]
+        documents = load_documents(text)
+    except ValueError as err:
+        raise PolicyFileError(source, [str(err)]) from None
     if not documents:
         raise PolicyFileError(source, ["(file): empty; expected an ApprovalPolicy document"])
     if len(documents) != 1:
@@ -216,6 +203,22 @@ def load_yaml(text: str, source: str) -> Mapping[str, Any]:
         raise PolicyFileError(source, [f"(file): expected a mapping (apiVersion, kind, ...), "
                                        f"found {type(documents[0]).__name__}"])
     return documents[0]
+
+
+def load_documents(text: str) -> list[Any]:
+    """Every non-empty YAML document of `text`, as the policy file and `policy test`'s files are read:
+    a key given twice in one mapping is an error (two `change-window:` entries are a mistake that would
+    silently switch a rule off, not "the last one wins"), and aliases that expand far past the text are
+    refused (aicr_core.session.bounded_yaml). ValueError: `(YAML) line L, column C: problem`, one line."""
+    import yaml
+
+    from aicr_core.session import bounded_yaml
+
+    try:
+        documents = bounded_yaml.load_all(text, unique_keys=True)
+    except yaml.YAMLError as err:
+        raise ValueError(_yaml_problem(err, text)) from None
+    return [d for d in documents if d is not None]
 
 
 def validate(model: type[M], data: Any, source: str, path: str = "") -> M:
@@ -238,7 +241,8 @@ def key_path(loc: Sequence[int | str], prefix: str = "") -> str:
         if isinstance(part, int):
             path += f"[{part}]"
         elif not str(part).startswith(("function-", "json-or-python", "lax-or-strict")):  # pydantic's internals
-            path += f".{part}" if path else str(part)
+            name = shown_argument(str(part))  # a key of the file: short, or a short escaped prefix of it
+            path += f".{name}" if path else name
     return path or "(top level)"
 
 
@@ -250,7 +254,7 @@ def _problem(error: Any, prefix: str) -> str:
     elif kind == "missing":
         message = "required key is missing"
     elif isinstance(value, (str, int, float, bool)) and kind not in ("value_error", "assertion_error"):
-        message += f" (got {value!r})"
+        message += f" (got {shown(value)})"
     return f"{key_path(error['loc'], prefix)}: {message}"
 
 
@@ -271,29 +275,3 @@ def _yaml_problem(err: Exception, text: str) -> str:
         problem = (f"character #x{ord(character) if isinstance(character, str) else character:04x}: {reason}"
                    if reason and character is not None else str(err).splitlines()[0])
     return f"(YAML) line {line}, column {column}: {problem}" if line else f"(YAML): {problem}"
-
-
-@lru_cache(maxsize=1)
-def _strict_loader() -> type[yaml.SafeLoader]:
-    """YAML's safe loader, except that a key given twice is an error, not "the last one wins".
-
-    Two `change-window:` entries in one file are a mistake that would silently
-    switch a rule off. (Built on first use: PyYAML is imported only to read a file.)
-    """
-    import yaml
-
-    class StrictLoader(yaml.SafeLoader):
-        pass
-
-    def mapping_without_duplicates(loader: StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-        loader.flatten_mapping(node)
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
-            if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return loader.construct_mapping(node, deep=True)
-
-    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping_without_duplicates)
-    return StrictLoader

@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_core.domain import operator_api as api
 from aicr_core.domain import policy_file
-from aicr_core.domain.yaml_documents import load_documents
 from aicr_core.errors import AicrError, Code, VerdictWord
 from aicr_core.go_duration import ParsedDuration
 
@@ -157,7 +156,7 @@ def load_test_file(path: str) -> TestFile:
     """The test file at `path`, checked; TestFileInvalid ([USAGE]) naming each problem's key path."""
     text = read_bounded(path, MAX_TEST_FILE_BYTES, lambda why: TestFileInvalid(path, [f"(file): {why}"]))
     try:
-        documents = load_documents(text)
+        documents = policy_file.load_documents(text)
     except ValueError as err:
         raise TestFileInvalid(path, [str(err)]) from None
     if len(documents) != 1 or not isinstance(documents[0], dict):
@@ -456,7 +455,7 @@ def _objects_of(fixture: Fixture) -> Iterator[tuple[str, dict[str, Any]]]:
     origin = f"{fixture.where} ({fixture.path})"
     text = read_bounded(fixture.path, MAX_FIXTURE_BYTES, lambda why: FixtureProblem(f"fixture {fixture.path}: {why}"))
     try:
-        documents = load_documents(text)
+        documents = policy_file.load_documents(text)
     except ValueError as err:
         raise FixtureProblem(f"fixture {fixture.path} does not parse: {err}") from None
     for d, document in enumerate(documents):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_core.domain import operator_api as api
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
 
 if TYPE_CHECKING:
     from aicr_core.domain.policy_engine import PolicyEngine
@@ -38,7 +38,7 @@ def read_rollout(cluster: KubeSession, name: str) -> api.Rollout:
     rollout = api.parse_rollout(get_object(cluster, path, f"rollout {name}"))
     if rollout.name != name:
         raise AicrError(Code.INVALID_OBJECT, f"GET {path}: the API server answered an object named "
-                        f"{rollout.name or 'nothing'!r}, not the rollout {name}")
+                        f"{shown(rollout.name or 'nothing')}, not the rollout {name}")
     return rollout
 
 
@@ -123,10 +123,10 @@ def read_local_policy_file(path: str) -> PolicyFile:
     try:
         return PolicyFile(local_files.read_text(path, policy_file.MAX_BYTES), path)
     except local_files.Refused as refused:
-        raise policy_file.PolicyFileError(path, [f"(file): {refused}"]).as_error() from None
+        raise policy_file.PolicyFileError(shown_argument(path), [f"(file): {refused}"]).as_error() from None
     except (OSError, UnicodeDecodeError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise UsageError(f"--policy-file {path}: cannot read it: {reason}") from None
+        raise UsageError(f"--policy-file {shown_argument(path)}: cannot read it: {reason}") from None
 
 
 def engine_for(file: PolicyFile | AicrError) -> PolicyEngine | AicrError:

@@ -24,14 +24,13 @@ file's one read.
 """
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
 
 MAX_BYTES = 1 << 20  # a provider file names a few plugins; a larger one is a wrong file
 TOP_KEYS = ("providers",)
@@ -99,7 +98,7 @@ class ProviderFile:
 
 def load(path: str) -> ProviderFile:
     """The file at `path`, parsed and checked; at most MAX_BYTES of a regular file are read."""
-    flag = f"--cluster-profile-providers {path}"
+    flag = f"--cluster-profile-providers {shown_argument(path)}"
     try:
         with open(path, "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
@@ -118,13 +117,13 @@ def load(path: str) -> ProviderFile:
 
 def parse(text: str, source: str = "the provider file") -> ProviderFile:
     def bad(message: str) -> UsageError:
-        return UsageError(f"--cluster-profile-providers {source}: {message}")
+        return UsageError(f"--cluster-profile-providers {shown_argument(source)}: {message}")
+
+    from aicr_core.session import bounded_json
 
     try:
-        doc = json.loads(text)
-    except RecursionError:
-        raise bad("not JSON: nested too deep") from None
-    except ValueError as err:
+        doc = bounded_json.loads(text)  # JSON has no aliases: nesting is what needs a bound
+    except ValueError as err:  # TooDeep too
         raise bad(f"not JSON: {err}") from None
     if not isinstance(doc, dict):
         raise bad('not a provider file (a JSON object with "providers")')
@@ -142,7 +141,7 @@ def parse(text: str, source: str = "the provider file") -> ProviderFile:
         if not isinstance(name, str) or not name.strip():
             raise bad(f"{where}.name: every provider needs a name")
         if any(p.name == name for p in providers):
-            raise bad(f"provider {name!r}: two providers have that name")
+            raise bad(f"provider {shown(name)}: two providers have that name")
         args_policy = _policy(entry, "profileSourcedCLIArgsPolicy", ARGS_POLICIES, name, bad)
         env_policy = _policy(entry, "profileSourcedEnvVarsPolicy", ENV_POLICIES, name, bad)
         providers.append(Provider(name, _exec_config(entry.get("execConfig"), name, bad), args_policy, env_policy))
@@ -152,7 +151,8 @@ def parse(text: str, source: str = "the provider file") -> ProviderFile:
 def _known_keys(doc: Mapping[str, Any], keys: Sequence[str], where: str, bad: Any) -> None:
     for key in doc:
         if key not in keys:
-            raise bad(f"unknown key {where}{key} (known: {', '.join(keys)})")
+            raise bad(f"unknown key {where}{shown_argument(key) if isinstance(key, str) else shown(key)} "
+                      f"(known: {', '.join(keys)})")
 
 
 def _policy(entry: Mapping[str, Any], key: str, allowed: Sequence[str], name: str, bad: Any) -> str:
@@ -160,23 +160,23 @@ def _policy(entry: Mapping[str, Any], key: str, allowed: Sequence[str], name: st
     if value in (None, ""):
         return ""
     if value not in allowed:
-        raise bad(f"provider {name!r}: {key} must be {', '.join(allowed)} or absent (got {value!r})")
+        raise bad(f"provider {shown(name)}: {key} must be {', '.join(allowed)} or absent (got {shown(value)})")
     return str(value)
 
 
 def _exec_config(value: Any, name: str, bad: Any) -> dict[str, Any]:
     """A kubeconfig exec config, checked as kubectl checks a kubeconfig user's; nulls dropped."""
-    where = f"provider {name!r}: execConfig"
+    where = f"provider {shown(name)}: execConfig"
     if not isinstance(value, dict):
         raise bad(f"{where}: every provider needs an execConfig with a command")
-    _known_keys(value, EXEC_KEYS, "execConfig.", lambda message: bad(f"provider {name!r}: {message}"))
+    _known_keys(value, EXEC_KEYS, "execConfig.", lambda message: bad(f"provider {shown(name)}: {message}"))
     config = {key: item for key, item in value.items() if item is not None}
     command = config.get("command")
     if not isinstance(command, str) or not command.strip():
         raise bad(f"{where}.command: every provider needs the command of its credentials plugin")
     if config.get("apiVersion") not in EXEC_API_VERSIONS:
         raise bad(f"{where}.apiVersion must be {' or '.join(EXEC_API_VERSIONS)} "
-                  f"(got {config.get('apiVersion')!r})")
+                  f"(got {shown(config.get('apiVersion'))})")
     args = config.get("args", [])
     if not isinstance(args, list) or any(not isinstance(a, str) for a in args):
         raise bad(f"{where}.args: a list of strings")
@@ -189,7 +189,7 @@ def _exec_config(value: Any, name: str, bad: Any) -> dict[str, Any]:
         raise bad(f"{where}.provideClusterInfo: true or false")
     if config.get("interactiveMode", "Never") not in INTERACTIVE_MODES:
         raise bad(f"{where}.interactiveMode must be {', '.join(INTERACTIVE_MODES)} "
-                  f"(got {config.get('interactiveMode')!r})")
+                  f"(got {shown(config.get('interactiveMode'))})")
     if not isinstance(config.get("installHint", ""), str):
         raise bad(f"{where}.installHint: a string")
     return config
@@ -228,10 +228,10 @@ def member_cluster(offered: Offered, profile: str) -> dict[str, Any]:
         if value in (None, ""):
             continue
         if key != "extensions" and not isinstance(value, str):
-            raise _bad_profile(profile, f"cluster.{key} of provider {offered.name!r} is not a string")
+            raise _bad_profile(profile, f"cluster.{key} of provider {shown(offered.name)} is not a string")
         cluster[key] = value
     if not cluster.get("server"):
-        raise _bad_profile(profile, f"provider {offered.name!r} gives no cluster.server")
+        raise _bad_profile(profile, f"provider {shown(offered.name)} gives no cluster.server")
     extensions(offered, profile)  # checked: a list of {name, extension}
     return cluster
 
@@ -241,7 +241,7 @@ def extensions(offered: Offered, profile: str) -> list[tuple[str, Any]]:
     listed = offered.cluster.get("extensions") or []
     if not isinstance(listed, list) or any(not isinstance(e, dict) or not isinstance(e.get("name"), str)
                                            for e in listed):
-        raise _bad_profile(profile, f"cluster.extensions of provider {offered.name!r} is not a list of "
+        raise _bad_profile(profile, f"cluster.extensions of provider {shown(offered.name)} is not a list of "
                                     "{name, extension}")
     return [(e["name"], e.get("extension")) for e in listed]
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, Code, UsageError, shown
 from aicr_core.fleet import access_providers
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def check_flags(args: argparse.Namespace) -> None:
                          "how to reach each member")
     namespace = getattr(args, "profile_namespace", None)
     if namespace is not None and (len(namespace) > 63 or not _NAMESPACE.fullmatch(namespace)):
-        raise UsageError(f"--profile-namespace {namespace!r}: a namespace name is at most 63 characters of "
+        raise UsageError(f"--profile-namespace {shown(namespace)}: a namespace name is at most 63 characters of "
                          "[a-z0-9-], beginning and ending with a letter or digit")
     selector = getattr(args, "profile_selector", None)
     if selector is not None:
@@ -68,7 +68,7 @@ def check_flags(args: argparse.Namespace) -> None:
         try:
             valid_selector(selector)
         except SelectorError as err:
-            raise UsageError(f"--profile-selector {selector!r}: {err}") from None
+            raise UsageError(f"--profile-selector {shown(selector)}: {err}") from None
 
 
 # -- the profiles --------------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ class Profile:
             cluster = entry.get("cluster") or {}
             if not isinstance(cluster, dict):
                 raise AicrError(Code.INVALID_OBJECT, f"ClusterProfile {self.member}: the cluster of provider "
-                                f"{entry['name']!r} in status.{key} is not an object")
+                                f"{shown(entry['name'])} in status.{key} is not an object")
             found.append(access_providers.Offered(entry["name"], cluster))
         return found
 
@@ -189,7 +189,7 @@ def read(args: argparse.Namespace) -> Inventory:
     hub = hub_name(args)
     namespace, selector = getattr(args, "profile_namespace", None), getattr(args, "profile_selector", None)
     kept = (f" in namespace {namespace}" if namespace else "") + \
-        (f" matching --profile-selector {selector!r}" if selector else "")
+        (f" matching --profile-selector {shown(selector)}" if selector else "")
     objects = list_profiles(args, hub)
     profiles = sorted((parse_profile(obj) for obj in objects), key=lambda p: (p.namespace, p.name))
     if not profiles:

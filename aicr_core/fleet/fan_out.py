@@ -15,12 +15,19 @@ deadline too: a cluster still running `GRACE_SECONDS` past it (in what no socket
 reaches, a name lookup say) is reported `TIMEOUT` and left behind on its daemon thread, and a
 new worker takes its place, so a cluster that hangs never delays the others.
 
+Interrupted (inside aicr_core.framework.interruption's `deferred()`, which fleet writes use): at
+the first signal no turn begins and no session sends a new write (`hold_writes`); each turn not
+begun, and each begun that has sent no write, ends at once as INTERRUPTED; a turn whose write
+was sent finishes, bounded by its deadline. At the second, those are left too, their outcome
+INTERRUPTED with `write_unanswered`: the write may be stored.
+
 Imported only where a fleet runs (its dataclasses cost `help` a few milliseconds): command
 modules import `selection` at module level and this module inside the functions that run.
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import queue
 import threading
 import time
@@ -33,6 +40,7 @@ from aicr_core.fleet.selection import DEFAULT_PARALLEL, chosen_contexts, from_pr
 
 if TYPE_CHECKING:
     from aicr_core.fleet.cluster_profiles import Inventory
+    from aicr_core.framework.interruption import Interruption
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
     from aicr_core.session.kube import KubeSession
@@ -48,11 +56,16 @@ CLUSTER_CALLS = "the API calls of this command"  # what a TIMEOUT names after `c
 
 @dataclass
 class Outcome(Generic[T]):
-    """What one cluster gave: its value, or its error (never both)."""
+    """What one cluster gave: its value, or its error (never both).
+
+    `write_unanswered`: its turn was left (a second signal) after its session had sent a write
+    that had no answer yet: the write may be stored.
+    """
 
     context: str
     value: T | None = None
     error: AicrError | None = None
+    write_unanswered: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,7 @@ class _Job(Generic[T]):
     seconds: float | None
     started: float | None = None
     deadline: Deadline | None = None
+    session: Any = None  # its session, once made: how many writes it has sent (writes_sent)
     done: bool = False
 
 
@@ -155,40 +169,50 @@ class Fleet:
         """Each cluster's notes and outcome, as they happen (outcomes in the order clusters finish).
 
         A cluster's deadline starts with its turn; `seconds(context)` gives it (None: the command's).
+        Interrupted (see the module's doc), every cluster still gets its outcome.
         """
+        from aicr_core.framework import interruption
+
+        stop = interruption.current()
         self.new_deadline()  # a bad AICR_DEADLINE_SECONDS is [USAGE] here, before any cluster's turn
         jobs = [_Job(name, work, seconds(name) if seconds else None)
                 for name in (contexts if contexts is not None else self.contexts)]
         if not jobs:
             return
-        pending: queue.Queue[_Job[T]] = queue.Queue()
-        for job in jobs:
-            pending.put(job)
+        pending: collections.deque[_Job[T]] = collections.deque(jobs)  # taken under `guard`
         reports: queue.Queue[Outcome[T] | Note] = queue.Queue()
         running: list[_Job[T]] = []
         guard = threading.Lock()
 
+        def take() -> _Job[T] | None:
+            with guard:
+                if not pending or (stop is not None and stop.requested):
+                    return None
+                job = pending.popleft()
+                job.started = time.monotonic()
+                running.append(job)
+                return job
+
+        def finish(job: _Job[T], outcome: Outcome[T]) -> bool:
+            with guard:
+                if job.done:  # already reported (timed out, or left at a signal): this worker was replaced
+                    return False
+                job.done = True
+                running.remove(job)
+            reports.put(outcome)
+            return True
+
         def worker() -> None:
-            while True:
-                try:
-                    job = pending.get_nowait()
-                except queue.Empty:
-                    return
+            while (job := take()) is not None:
                 try:
                     deadline = self.new_deadline(job.seconds, job.context)
                 except AicrError as err:
-                    reports.put(Outcome(job.context, error=err))
-                    continue
-                with guard:
-                    job.started, job.deadline = time.monotonic(), deadline
-                    running.append(job)
-                outcome = self._one(job, deadline, reports)
-                with guard:
-                    if job.done:  # already reported as timed out: this worker was replaced
+                    if not finish(job, Outcome(job.context, error=err)):
                         return
-                    job.done = True
-                    running.remove(job)
-                reports.put(outcome)
+                    continue
+                job.deadline = deadline
+                if not finish(job, self._one(job, deadline, reports, stop)):
+                    return
 
         def start_worker() -> None:
             threading.Thread(target=worker, name="aicr-fleet", daemon=True).start()
@@ -196,16 +220,27 @@ class Fleet:
         for _ in range(min(self.parallel, len(jobs))):
             start_worker()
         left = len(jobs)
+        longest_wait = 0.5 if stop is None else interruption.POLL_SECONDS
         while left:
+            if stop is not None and stop.requested:
+                for outcome in self._left_at_a_signal(stop, pending, running, guard):
+                    left -= 1
+                    yield outcome
+                if not left:
+                    return
             try:
-                event = reports.get(timeout=self._next_wake(running, guard))
+                event = reports.get(timeout=min(longest_wait, self._next_wake(running, guard)))
             except queue.Empty:
                 for job in self._overdue(running, guard):
                     left -= 1
                     start_worker()  # the overdue one's worker is stuck: the others keep their turn
                     assert job.deadline is not None
                     job.deadline.expire()  # its sockets shut, its plugin killed, if the watchdog has not yet
-                    yield Outcome(job.context, error=job.deadline.expired(CLUSTER_CALLS))
+                    timeout = job.deadline.expired(CLUSTER_CALLS)
+                    if int(getattr(job.session, "writes_sent", 0)) > 0:
+                        timeout = AicrError(Code.TIMEOUT, f"{timeout.message}; a write it sent had no answer: it "
+                                            "may be stored")
+                    yield Outcome(job.context, error=timeout)
                 continue
             if isinstance(event, Outcome):
                 left -= 1
@@ -214,6 +249,35 @@ class Fleet:
                     # failure: `error: [USAGE] ...`, exit 2, without a context of its own.
                     raise event.error
             yield event
+
+    @staticmethod
+    def _left_at_a_signal(stop: Interruption, pending: collections.deque[_Job[T]], running: list[_Job[T]],
+                          guard: threading.Lock) -> list[Outcome[T]]:
+        """After a signal: the turns not begun, and those begun that have sent no write (every one, after a
+        second signal), reported INTERRUPTED; their deadlines expire (sockets shut, plugins killed)."""
+        left: list[Outcome[T]] = []
+        ended: list[Deadline] = []
+        with guard:
+            while pending:
+                job = pending.popleft()
+                job.done = True
+                left.append(Outcome(job.context, error=AicrError(
+                    Code.INTERRUPTED, f"interrupted ({stop.name}) before its turn")))
+            for job in list(running):
+                sent = int(getattr(job.session, "writes_sent", 0)) > 0
+                if sent and not stop.hurried:
+                    continue  # its write is on the wire (or answered): it finishes, bounded by its deadline
+                job.done = True
+                running.remove(job)
+                if job.deadline is not None:
+                    ended.append(job.deadline)
+                message = (f"interrupted twice ({stop.names}) while a write it sent had no answer: the write may "
+                           "be stored" if sent
+                           else f"interrupted ({stop.name}) during its turn, before it sent any write")
+                left.append(Outcome(job.context, error=AicrError(Code.INTERRUPTED, message), write_unanswered=sent))
+        for deadline in ended:
+            deadline.expire()
+        return left
 
     @staticmethod
     def _next_wake(running: list[_Job[Any]], guard: threading.Lock) -> float:
@@ -234,14 +298,18 @@ class Fleet:
                     late.append(job)
         return late
 
-    def _one(self, job: _Job[T], deadline: Deadline, reports: queue.Queue[Any]) -> Outcome[T]:
+    def _one(self, job: _Job[T], deadline: Deadline, reports: queue.Queue[Any],
+             stop: Interruption | None) -> Outcome[T]:
         def note(message: str) -> None:
             reports.put(Note(job.context, message))
 
         try:
             with deadline.enforced(CLUSTER_CALLS):
-                cluster = self.session(job.context, deadline)
-                return Outcome(job.context, value=job.work(Turn(job.context, cluster, note)))
+                session = self.session(job.context, deadline)
+                if stop is not None and hasattr(session, "hold_writes"):
+                    session.hold_writes = lambda: stop.requested
+                job.session = session
+                return Outcome(job.context, value=job.work(Turn(job.context, session, note)))
         except AicrError as err:
             return Outcome(job.context, error=err)
         except Exception as err:  # noqa: BLE001 - one cluster's bug is that cluster's error, not the fleet's end

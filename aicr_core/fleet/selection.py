@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import UsageError
+from aicr_core.errors import UsageError, shown
 
 if TYPE_CHECKING:
     from aicr_core.fleet.cluster_profiles import Inventory
@@ -41,13 +41,13 @@ PROFILE_DESTS = ("cluster_profiles", "profile_namespace", "profile_selector", "c
 
 def parallel_count(text: str) -> int:
     if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid --parallel {text!r}: a whole number of clusters, at least 1")
+        raise argparse.ArgumentTypeError(f"invalid --parallel {shown(text)}: a whole number of clusters, at least 1")
     return int(text)
 
 
 def plan_digest(text: str) -> str:
     if not re.fullmatch(PLAN_DIGEST, text):
-        raise argparse.ArgumentTypeError(f"invalid --plan {text!r}: a full plan digest, sha256: and 64 "
+        raise argparse.ArgumentTypeError(f"invalid --plan {shown(text)}: a full plan digest, sha256: and 64 "
                                          "lowercase hex digits")
     return text
 
@@ -153,7 +153,7 @@ def patterns(text: str) -> list[str]:
     if not text.strip() or all(not entry for entry in entries):
         raise UsageError("--contexts needs at least one context name or pattern")
     if any(not entry or entry == "!" for entry in entries):
-        raise UsageError(f"--contexts {text!r} has an empty entry")
+        raise UsageError(f"--contexts {shown(text)} has an empty entry")
     return entries
 
 
@@ -173,7 +173,7 @@ def choose(names: Sequence[str], entries: Sequence[str], what: str = "--contexts
     exclude = [e[1:] for e in entries if e.startswith("!")]
     for entry in [*include, *exclude]:
         if not any(matches(name, entry) for name in names):
-            raise UsageError(f"{what}: {entry!r} matches no {kind} {among}")
+            raise UsageError(f"{what}: {shown(entry)} matches no {kind} {among}")
     chosen = [name for name in names if (not include or any(matches(name, e) for e in include))
               and not any(matches(name, e) for e in exclude)]
     if not chosen:

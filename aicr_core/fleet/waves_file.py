@@ -6,6 +6,7 @@ kind: Waves
 waves:
   - name: canary
     contexts: [gpu-lab-1]          # names and globs, as --contexts
+    optional: false                # default; true: a wave whose clusters are all skipped does not stop the fleet
   - name: eu                       # with --cluster-profiles: a label selector on the profiles
     selector: {matchExpressions: [{key: region, operator: In, values: [eu-west]}]}
   - name: rest
@@ -15,9 +16,9 @@ maxFailures: 0                     # per wave; default 0
 ```
 
 Everything wrong with the file is [USAGE] naming the key or the wave, before any call:
-an unknown key, a bad duration, no waves, a selector that does not parse (or any selector
-without --cluster-profiles), a wave that selects no context or only contexts claimed by
-earlier waves. Pure: it knows member names and labels, not clusters.
+an unknown key, a bad duration, `optional` that is not true or false, no waves, a selector that
+does not parse (or any selector without --cluster-profiles), a wave that selects no context or
+only contexts claimed by earlier waves. Pure: it knows member names and labels, not clusters.
 """
 from __future__ import annotations
 
@@ -27,14 +28,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from aicr_core import go_duration as duration
-from aicr_core.errors import UsageError
+from aicr_core.errors import UsageError, shown
 from aicr_core.fleet import selection as fleet
 
 API_VERSION = "aicr.run/v1alpha1"
 KIND = "Waves"
 MAX_BYTES = 1 << 20  # a waves file is a few lines; a larger one is a wrong file
 TOP_KEYS = ("apiVersion", "kind", "waves", "soak", "maxFailures")
-WAVE_KEYS = ("name", "contexts", "selector")
+WAVE_KEYS = ("name", "contexts", "selector", "optional")
 SELECTOR_KEYS = ("matchLabels", "matchExpressions")
 EXPRESSION_KEYS = ("key", "operator", "values")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -68,6 +69,7 @@ class Wave(NamedTuple):
     name: str
     patterns: tuple[str, ...]          # empty: every member (the selector chooses)
     selector: Selector | None = None   # with --cluster-profiles only
+    optional: bool = False             # its clusters all skipped: the fleet goes on (else it proved nothing: it stops)
 
 
 class Waves(NamedTuple):
@@ -98,20 +100,22 @@ def load(path: str) -> Waves:
 def parse(text: str, source: str = "the waves file") -> Waves:
     import yaml
 
+    from aicr_core.session import bounded_yaml
+
     def bad(message: str) -> UsageError:
         return UsageError(f"--waves {source}: {message}")
 
     try:
-        doc = yaml.safe_load(text)
+        doc = bounded_yaml.load(text)  # an anchor bomb is refused, not expanded (issue 23)
     except yaml.YAMLError as err:
         raise bad(f"not YAML: {str(err).splitlines()[0] if str(err) else err}") from None
     if not isinstance(doc, Mapping):
         raise bad("not a Waves document (a YAML mapping with apiVersion, kind and waves)")
     _known_keys(doc, TOP_KEYS, "", bad)
     if doc.get("apiVersion") != API_VERSION:
-        raise bad(f"apiVersion must be {API_VERSION} (got {doc.get('apiVersion')!r})")
+        raise bad(f"apiVersion must be {API_VERSION} (got {shown(doc.get('apiVersion'))})")
     if doc.get("kind") != KIND:
-        raise bad(f"kind must be {KIND} (got {doc.get('kind')!r})")
+        raise bad(f"kind must be {KIND} (got {shown(doc.get('kind'))})")
     listed = doc.get("waves")
     if not isinstance(listed, list) or not listed:
         raise bad("waves: at least one wave is needed")
@@ -125,26 +129,30 @@ def parse(text: str, source: str = "the waves file") -> Waves:
         if not isinstance(name, str) or not name.strip():
             raise bad(f"{where}.name: every wave needs a name")
         if any(w.name == name for w in waves):
-            raise bad(f"wave {name!r}: two waves have that name")
-        selector = _selector(entry["selector"], f"wave {name!r}: selector: ", bad) if "selector" in entry else None
+            raise bad(f"wave {shown(name)}: two waves have that name")
+        selector = _selector(entry["selector"], f"wave {shown(name)}: selector: ", bad) if "selector" in entry else None
         contexts = entry.get("contexts")
         if contexts is None and selector is not None:
             contexts = []
         elif (not isinstance(contexts, list) or not contexts
                 or any(not isinstance(c, str) or not c.strip() or c.strip() == "!" for c in contexts)):
-            raise bad(f"wave {name!r}: contexts must be a list of context names and globs")
-        waves.append(Wave(name, tuple(c.strip() for c in contexts), selector))
+            raise bad(f"wave {shown(name)}: contexts must be a list of context names and globs")
+        optional = entry.get("optional", False)
+        if type(optional) is not bool:
+            raise bad(f"wave {shown(name)}: optional must be true or false (got {type(optional).__name__})")
+        waves.append(Wave(name, tuple(c.strip() for c in contexts), selector, optional))
     soak_text, soak_seconds = _soak(doc.get("soak", "0s"), bad)
     max_failures = doc.get("maxFailures", 0)
     if type(max_failures) is not int or max_failures < 0:
-        raise bad(f"maxFailures: a whole number of clusters, 0 or more (got {max_failures!r})")
+        raise bad(f"maxFailures: a whole number of clusters, 0 or more (got {shown(max_failures)})")
     return Waves(tuple(waves), soak_seconds, soak_text, max_failures)
 
 
 def _known_keys(doc: Mapping[Any, Any], keys: Sequence[str], where: str, bad: Any) -> None:
     for key in doc:
         if key not in keys:
-            raise bad(f"unknown key {where}{key} (known: {', '.join(keys)})")
+            raise bad(f"unknown key {where}{key if isinstance(key, str) and len(key) <= 60 else shown(key)} "
+                      f"(known: {', '.join(keys)})")
 
 
 def _selector(value: Any, where: str, bad_file: Callable[[str], UsageError]) -> Selector:
@@ -167,7 +175,7 @@ def _selector(value: Any, where: str, bad_file: Callable[[str], UsageError]) -> 
     try:
         for key, label in labels.items():
             if not isinstance(key, str) or not isinstance(label, str):
-                raise bad(f"matchLabels: {key!r}: keys and values are strings (quote a value such as \"true\")")
+                raise bad(f"matchLabels: {shown(key)}: keys and values are strings (quote a value such as \"true\")")
             check_key(key)
             check_value(label)
             requirements.append(Requirement(key, "In", (label,)))
@@ -181,7 +189,7 @@ def _selector(value: Any, where: str, bad_file: Callable[[str], UsageError]) -> 
                 raise bad(f"{at}.key: a label key")
             check_key(key)
             if operator not in OPERATORS:
-                raise bad(f"{at}.operator must be {', '.join(OPERATORS)} (got {operator!r})")
+                raise bad(f"{at}.operator must be {', '.join(OPERATORS)} (got {shown(operator)})")
             if not isinstance(values, list) or any(not isinstance(v, str) for v in values):
                 raise bad(f"{at}.values: a list of strings")
             if operator in ("In", "NotIn") and not values:
@@ -200,14 +208,14 @@ def check_selectors(waves: Waves, profiles: bool, source: str) -> None:
     """A wave's selector chooses ClusterProfiles by their labels: without --cluster-profiles it is [USAGE]."""
     for wave in waves.waves:
         if wave.selector is not None and not profiles:
-            raise UsageError(f"--waves {source}: wave {wave.name!r}: selector needs --cluster-profiles "
+            raise UsageError(f"--waves {source}: wave {shown(wave.name)}: selector needs --cluster-profiles "
                              "(it chooses ClusterProfiles by their labels)")
 
 
 def _soak(value: Any, bad: Any) -> tuple[str, float]:
     text = str(value) if type(value) in (str, int) else None
     if text is None:
-        raise bad(f"soak: a Go duration such as 30m (got {value!r})")
+        raise bad(f"soak: a Go duration such as 30m (got {shown(value)})")
     try:
         nanoseconds = duration.parse(text)
     except ValueError as err:
@@ -227,7 +235,7 @@ def assign(waves: Waves, names: Sequence[str], labels: Callable[[str], Mapping[s
     claimed: set[str] = set()
     assigned: list[tuple[Wave, list[str]]] = []
     for wave in waves.waves:
-        what = f"--waves: wave {wave.name!r}"
+        what = f"--waves: wave {shown(wave.name)}"
         try:
             selected = fleet.choose(names, wave.patterns, what=what, kind=kind, among=among) \
                 if wave.patterns else list(names)

@@ -22,7 +22,7 @@ from cliff.app import App
 from cliff.commandmanager import CommandManager
 
 from aicr_core import entry_points
-from aicr_core.errors import AicrError, Code, HelpRequested, UsageError
+from aicr_core.errors import AicrError, Code, HelpRequested, UsageError, shown_argument
 from aicr_core.framework import output_options as output
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import FlagParser, add_common_flags, debug_enabled
@@ -64,7 +64,7 @@ class EntryPointCommands(CommandManager):
     def find_command(self, argv: list[str]) -> tuple[type[AicrCommand], str, list[str]]:  # type: ignore[override]
         name = argv[0]
         if name not in self.group:
-            raise UsageError(f'unknown command "{name}" for "{PROG}"')
+            raise UsageError(f'unknown command "{shown_argument(name)}" for "{PROG}"')
         return self.group.load(name), name, argv[1:]
 
 
@@ -124,7 +124,7 @@ class AicrApp(App):
         if name is None:
             unknown = self.unknown_flag(rest)
             if unknown:
-                raise UsageError(f"unknown flag: {unknown}")
+                raise UsageError(f"unknown flag: {shown_argument(unknown)}")
             self.stderr.write(USAGE + "\n")
             raise UsageError("no command given")
         try:
@@ -285,7 +285,7 @@ class AicrApp(App):
             if word in self.command_manager.group:
                 return word, [*argv[:i], *argv[i + 1:]]
             if not after_unknown_flag:
-                raise UsageError(f'unknown command "{word}" for "{PROG}"')
+                raise UsageError(f'unknown command "{shown_argument(word)}" for "{PROG}"')
             after_unknown_flag = False
             i += 1
         return None, list(argv)
@@ -313,14 +313,14 @@ class AicrApp(App):
         name, equals, text = output_flag.partition("=")
         argument = text if equals else None
         if name not in self.renderers:
-            raise UsageError(f'unknown output format "{name}": installed are '
+            raise UsageError(f'unknown output format "{shown_argument(name)}": installed are '
                              + ", ".join(self.renderers.names()))
         renderer_class = self.renderers.load(name)
         renderer: Renderer = renderer_class()
         configure = getattr(renderer, "configure", None)
         if configure is None:  # a renderer written before arguments existed, not derived from ours
             if argument is not None:
-                raise UsageError(f'output format "{name}" takes no argument (got "{output_flag}")')
+                raise UsageError(f'output format "{name}" takes no argument (got "{shown_argument(output_flag)}")')
             return renderer
         try:
             configure(name, argument)

@@ -308,10 +308,12 @@ def kubeconfig_names(section: str) -> Completer:
     def names(parsed_args: argparse.Namespace, **_: Any) -> list[str]:
         import yaml
 
+        from aicr_core.session import bounded_yaml
+
         found: list[str] = []
         for path in kubeconfig_files(getattr(parsed_args, "kubeconfig", None)):
             try:
-                doc = yaml.safe_load(path.read_text())
+                doc = bounded_yaml.load(path.read_text())  # an anchor bomb is refused, not expanded
             except (OSError, ValueError, yaml.YAMLError):
                 continue
             for entry in (doc or {}).get(section) or [] if isinstance(doc, dict) else []:

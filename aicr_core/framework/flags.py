@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from aicr_core.errors import HelpRequested, UsageError
+from aicr_core.errors import HelpRequested, UsageError, shown_argument
 from aicr_core.framework.output_options import COLOR_CHOICES
 from aicr_core.go_duration import parse_duration
 from aicr_core.session.connection_flags import add_connection_flags
@@ -79,6 +79,7 @@ def parse_bool(text: str) -> bool:
         return True
     if text in ("0", "f", "F", "false", "FALSE", "False"):
         return False
+    text = shown_argument(text)
     raise argparse.ArgumentTypeError(f'invalid argument "{text}": strconv.ParseBool: parsing "{text}": invalid syntax')
 
 
@@ -94,6 +95,9 @@ class BoolFlag(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+MAX_MESSAGE = 1000  # characters of a usage error argparse words itself
+
+
 class FlagParser(argparse.ArgumentParser):
     """argparse with kubectl's rules: exact names, errors as [USAGE], values may start with '-'."""
 
@@ -104,7 +108,8 @@ class FlagParser(argparse.ArgumentParser):
         self.command_name: str | None = None
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
+        # argparse's own messages (`invalid choice: 'x'`) quote the whole value: a bound, whatever it was.
+        raise UsageError(message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 3] + "...")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise UsageError(message or "invalid arguments")
@@ -142,9 +147,11 @@ class FlagParser(argparse.ArgumentParser):
         flags = [word for word in extras if word.startswith("-") and word != "-"]
         if flags:  # kubectl's (pflag's) wording, as the app says it for a flag before any command
             word = flags[0]
-            raise UsageError(f"unknown flag: {word.partition('=')[0] if word.startswith('--') else word[:2]}")
+            raise UsageError(f"unknown flag: "
+                             f"{shown_argument(word.partition('=')[0]) if word.startswith('--') else word[:2]}")
         if extras:
-            raise UsageError(f"unrecognized arguments: {' '.join(extras)}")
+            listed = " ".join(shown_argument(word) for word in extras[:5]) + (" ..." if len(extras) > 5 else "")
+            raise UsageError(f"unrecognized arguments: {listed}")
         return parsed
 
 

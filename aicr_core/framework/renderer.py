@@ -16,7 +16,7 @@ from __future__ import annotations
 import abc
 from typing import TextIO
 
-from aicr_core.errors import UsageError
+from aicr_core.errors import UsageError, shown_argument
 from aicr_core.framework import output_options as output
 from aicr_core.framework.output_options import OutputOptions
 from aicr_core.framework.result import Result
@@ -49,7 +49,7 @@ class Renderer(abc.ABC):
         Raise `UsageError` for an argument that cannot work; override `parse_argument` to read one.
         """
         if argument is not None and self.argument is None:
-            raise UsageError(f'output format "{name}" takes no argument (got "{name}={argument}")')
+            raise UsageError(f'output format "{name}" takes no argument (got "{name}={shown_argument(argument)}")')
         if argument is None and self.argument_required:
             raise UsageError(f'output format "{name}" needs an argument: -o {name}={self.argument}')
         if argument is not None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import UsageError
+from aicr_core.errors import UsageError, shown, shown_argument
 
 if TYPE_CHECKING:
     from aicr_core.framework.jsonpath import Template
@@ -37,14 +37,14 @@ def parse_sort_by(text: str) -> Template:
     try:
         return jsonpath.parse(jsonpath.relaxed(text))
     except jsonpath.JsonPathError as err:
-        raise UsageError(f"--sort-by {text}: {err}") from None
+        raise UsageError(f"--sort-by {shown_argument(text)}: {shown_argument(str(err), 200)}") from None
 
 
 def sort_items(items: Sequence[dict[str, Any]], template: Template) -> list[dict[str, Any]]:
     """The items in kubectl's --sort-by order."""
     keys = [first_value(template, item) for item in items]
     if items and all(k is _MISSING for k in keys):
-        raise UsageError(f"couldn't find any field with path {template.source!r} in the list of objects")
+        raise UsageError(f"couldn't find any field with path {shown(template.source)} in the list of objects")
 
     def by_key(i: int, j: int) -> int:
         return _compare(keys[i], keys[j], template.source)
@@ -59,7 +59,7 @@ def first_value(template: Template, item: Any) -> Any:
     try:
         found = template.results(item, allow_missing=True)
     except jsonpath.JsonPathError as err:
-        raise UsageError(f"--sort-by {template.source}: {err}") from None
+        raise UsageError(f"--sort-by {shown_argument(template.source)}: {shown_argument(str(err), 200)}") from None
     return found[0][0] if found and found[0] else _MISSING
 
 
@@ -83,7 +83,7 @@ def _less(a: Any, b: Any, path: str) -> bool:
             return qa < (qb if qb is not None else 0)
         return natural_less(a, b)
     what = kind_a if kind_a != "other" else type(a).__name__
-    raise UsageError(f"--sort-by {path}: unsortable values: {what} and {kind_b}")
+    raise UsageError(f"--sort-by {shown_argument(path)}: unsortable values: {what} and {kind_b}")
 
 
 def _go_kind(value: Any) -> str:

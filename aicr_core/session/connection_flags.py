@@ -13,6 +13,7 @@ import re
 from typing import NamedTuple
 
 from aicr_core import go_duration as duration
+from aicr_core.errors import shown
 
 _GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
@@ -54,7 +55,7 @@ class Overrides(NamedTuple):
 def parse_go_bool(text: str) -> bool:
     """Go's strconv.ParseBool, as pflag reads `--insecure-skip-tls-verify=false`."""
     if text not in _GO_BOOL:
-        raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}")
+        raise argparse.ArgumentTypeError(f"invalid boolean value {shown(text)}")
     return _GO_BOOL[text]
 
 
@@ -66,9 +67,9 @@ def parse_request_timeout(text: str) -> float:
         nanoseconds = duration.parse(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"invalid request timeout {text!r}: use whole seconds or a duration such as 1s, 2m or 3h") from None
+            f"invalid request timeout {shown(text)}: use whole seconds or a duration such as 1s, 2m or 3h") from None
     if nanoseconds < 0:
-        raise argparse.ArgumentTypeError(f"invalid request timeout {text!r}: must not be negative")
+        raise argparse.ArgumentTypeError(f"invalid request timeout {shown(text)}: must not be negative")
     return nanoseconds / 1e9
 
 

@@ -57,7 +57,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, Generic, TypeVar
 
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, shown
 
 DEFAULT_SECONDS = 30.0
 # About 31 years. The interval timer and socket timeouts overflow somewhere past 9e9 seconds
@@ -83,7 +83,7 @@ def configured_seconds() -> float:
     try:
         seconds = float(raw)
     except ValueError:
-        raise AicrError(Code.USAGE, f"AICR_DEADLINE_SECONDS={raw!r} is not a number of seconds") from None
+        raise AicrError(Code.USAGE, f"AICR_DEADLINE_SECONDS={shown(raw)} is not a number of seconds") from None
     if not seconds > 0:
         raise AicrError(Code.USAGE, "AICR_DEADLINE_SECONDS must be positive")
     return seconds

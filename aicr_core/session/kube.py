@@ -14,6 +14,7 @@ several `Impersonate-Group` headers nor any impersonation at all.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import os
@@ -21,6 +22,7 @@ import re
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -29,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
+from kubernetes.client.rest import RESTResponse
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 
-from aicr_core.errors import AicrError, Code
-from aicr_core.session import bounded_json
+from aicr_core.errors import AicrError, Code, shown
+from aicr_core.session import bounded_json, tls_contexts
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
 from aicr_core.session.kubeconfig import Settings, entry_settings, first_line, load_settings
@@ -48,6 +51,8 @@ USER_AGENT = "kubectl-aicr"
 MAX_ERROR_BYTES = 1024 * 1024  # a failure's Status is a few hundred bytes
 # A watch stream with no event (not even a bookmark) for this long is taken for dead.
 WATCH_IDLE_SECONDS = 330.0
+# A kept connection idle for longer is not reused (Go's http.Transport: 90 s).
+KEEP_IDLE_SECONDS = 90.0
 
 
 class Gone(Exception):
@@ -59,13 +64,12 @@ class KubeSession:
 
     def __init__(self, settings: Settings, deadline: Deadline) -> None:
         self.settings = settings
-        try:
-            self.api = ApiClient(configuration=settings.configuration)
-        except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
-            raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {settings.configuration.proxy!r} "
-                            f"is not a URL: {first_line(str(err))}") from None
-        _watch_connections(self.api.rest_client.pool_manager)
+        self.api = _client(settings)
         self.deadline = deadline
+        # An interrupted fleet sends no new write (`hold_writes()` is then true) and lets a turn that has
+        # sent one finish: `writes_sent` tells it which (aicr_core.fleet.fan_out).
+        self.hold_writes: Callable[[], bool] | None = None
+        self.writes_sent = 0
 
     # -- requests ---------------------------------------------------------------------------------
     def get(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -97,6 +101,10 @@ class KubeSession:
         `fieldValidation=Strict`, as kubectl sends it: a field the cluster's schema does not
         declare is refused, not silently pruned (a record written without it would be lost).
         """
+        self.writes_sent += 1  # before the check: a fan-out that reads 0 once it has stopped knows none will go
+        if self.hold_writes is not None and self.hold_writes():
+            self.writes_sent -= 1
+            raise AicrError(Code.INTERRUPTED, "interrupted before the write was sent: nothing was written")
         params = {"dryRun": "All"} if dry_run else {}
         return self._call("PATCH", path, {**params, "fieldValidation": "Strict"}, body=body,
                           content_type=MERGE_PATCH)
@@ -138,6 +146,7 @@ class KubeSession:
         response = self._send("GET", path, {**(params or {}), "watch": "1"}, stream=True,
                               read_timeout=WATCH_IDLE_SECONDS)
         lines = _lines(response, f"GET {path}")
+        ended = False
         try:
             while True:
                 try:
@@ -146,6 +155,7 @@ class KubeSession:
                 except (urllib3.exceptions.HTTPError, OSError) as err:
                     raise transport_error(err, self.deadline) from None
                 if line is None:
+                    ended = True
                     return
                 try:
                     event = bounded_json.loads(line)
@@ -162,6 +172,8 @@ class KubeSession:
                     raise AicrError(Code.UNAVAILABLE, f"watch {path}: {failure.get('message') or 'error event'}")
                 yield event
         finally:
+            if not ended:  # left while the stream goes on: its connection must serve no other request of the pool
+                response.close()
             response.release_conn()
 
     # -- the one place requests are sent ------------------------------------------------------------
@@ -207,31 +219,35 @@ class KubeSession:
                 headers.add(name, header_value(name, value))
             if stream:
                 idle = read_timeout if timeout is None else min(timeout, read_timeout or math.inf)
-                request_timeout: Any = (timeout, idle)
+                request_timeout: Any = urllib3.Timeout(connect=timeout, read=idle)
             else:
-                request_timeout = timeout
+                request_timeout = urllib3.Timeout(total=timeout) if timeout else None
             try:
-                response = self.api.rest_client.request(method, url, headers=headers, body=body,
-                                                        _request_timeout=request_timeout)
-            except ApiException as err:  # the client reports TLS failures as status 0
-                raise api_error(err) from None
+                # The pool manager itself (what the Kubernetes client's request method calls, minus its
+                # per-request overhead): JSON bodies, no retry, no redirect followed.
+                response = self.api.rest_client.pool_manager.urlopen(
+                    method, url, body=None if body is None else json.dumps(body), headers=headers,
+                    timeout=request_timeout, preload_content=False, redirect=False)
+            except urllib3.exceptions.SSLError as err:  # as the client reports TLS failures: status 0
+                raise api_error(ApiException(status=0, reason=f"{type(err).__name__}\n{err}")) from None
             except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
                 raise transport_error(err, self.deadline) from None
-        raw = response.response
         if 300 <= response.status < 400:  # the client follows no redirect, and an API server sends none
-            raw.close()
-            location = first_line(str(raw.headers.get("Location") or "")) or "nowhere"
+            response.close()
+            location = first_line(str(response.headers.get("Location") or "")) or "nowhere"
             raise AicrError(Code.UNAVAILABLE, f"{method} {path}: the server answered HTTP {response.status} "
                             f"(a redirect to {location[:200]}), which no API server sends; "
                             "is the server address right?")
         if response.status >= 400:
+            failure = RESTResponse(response)
             try:
                 with self.deadline.enforced():
-                    response.data = read_body(raw, f"{method} {path}", MAX_ERROR_BYTES, truncate=True)
+                    failure.data = read_body(response, f"{method} {path}", MAX_ERROR_BYTES,  # type: ignore[assignment]
+                                             truncate=True)
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 raise transport_error(err, self.deadline) from None
-            raise api_error(ApiException(http_resp=response))
-        return raw
+            raise api_error(ApiException(http_resp=failure))
+        return response
 
 
 def header_value(name: str, value: str) -> str:
@@ -302,7 +318,7 @@ def _trace(method: str, path: str) -> None:
             with open(log, "a", encoding="utf-8") as out:
                 out.write(f"{method} {path}\n")
         except OSError as err:
-            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={log!r} cannot be written to: "
+            raise AicrError(Code.USAGE, f"AICR_REQUEST_LOG={shown(log, 4096)} cannot be written to: "
                             f"{err.strerror or err} (name a file in a folder that exists)") from None
 
 
@@ -327,6 +343,11 @@ class _WatchedConnection:
             self._aicr_handle = None
         self._aicr_attach(Deadline.current())
         return sock
+
+    def connect(self) -> None:
+        if getattr(self, "ssl_context", False) is None:  # HTTPS, and urllib3 would make a TLS context for it
+            tls_contexts.share(self)
+        super().connect()  # type: ignore[misc]
 
     def _aicr_attach(self, deadline: Deadline | None) -> None:
         if deadline is not self._aicr_deadline:
@@ -356,16 +377,27 @@ class _WatchedConnection:
 
 
 class _WatchedPool:
-    """Mixed into urllib3's pool classes: a connection is watched by the deadline of the call that takes it."""
+    """Mixed into urllib3's pool classes: a connection is watched by the deadline of the call that takes it.
+
+    A connection kept idle for longer than KEEP_IDLE_SECONDS is closed when taken, and opened
+    anew: load balancers drop idle connections without a word (after 4 to 10 minutes), and a
+    request sent on one is lost (no request is retried behind the deadline's back). Waves keep
+    a cluster's pool for the whole command, minutes apart.
+    """
 
     def _get_conn(self, timeout: float | None = None) -> Any:
         conn = super()._get_conn(timeout)  # type: ignore[misc]
+        idle_since = getattr(conn, "_aicr_idle_since", None)
+        if idle_since is not None and time.monotonic() - idle_since > KEEP_IDLE_SECONDS:
+            conn.close()  # urllib3 connects a closed connection again before using it
+        conn._aicr_idle_since = None
         conn._aicr_attach(Deadline.current())
         return conn
 
     def _put_conn(self, conn: Any) -> None:
         if conn is not None:
             conn._aicr_detach()
+            conn._aicr_idle_since = time.monotonic()
         super()._put_conn(conn)  # type: ignore[misc]
 
 
@@ -432,6 +464,28 @@ def _connect(load: Callable[[], Settings], deadline: Deadline) -> KubeSession:
     except ImportError as err:  # a socks5:// proxy-url: urllib3 then imports PySocks, which we do not ship
         raise AicrError(Code.KUBECONFIG, f"cannot use the kubeconfig's proxy-url: {err} "
                         "(a SOCKS proxy needs the PySocks package)") from None
+
+
+_CLIENT_LOCK = threading.Lock()
+
+
+def _client(settings: Settings) -> ApiClient:
+    """The client of these settings, made once: every session of one cluster's settings (the two
+    reads of `list`, a fleet's turns, waves) shares its pool, whose connections are kept and
+    reused. Each connection is watched by the deadline of the call that holds it, so sessions
+    with deadlines of their own may share it."""
+    with _CLIENT_LOCK:
+        client: ApiClient | None = settings.shared.get("client")
+        if client is None:
+            try:
+                client = ApiClient(configuration=settings.configuration)
+            except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
+                proxy = shown(settings.configuration.proxy, 200)
+                raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {proxy} is not a URL: "
+                                f"{first_line(str(err))}") from None
+            _watch_connections(client.rest_client.pool_manager)
+            settings.shared["client"] = client
+    return client
 
 
 class _ClientErrors(logging.Handler):

@@ -17,6 +17,8 @@ client ignores it.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 import os
@@ -24,7 +26,10 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.parse
+import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,14 +37,18 @@ import yaml
 from kubernetes.client import Configuration
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
-from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader
+from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, ConfigNode, KubeConfigLoader, _is_expired
 
-from aicr_core.errors import AicrError, Code
-from aicr_core.session import bounded_json, private_temp
+from aicr_core.errors import AicrError, Code, shown, shown_argument
+from aicr_core.session import bounded_json, bounded_yaml, private_temp
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Alarm, Deadline
 
 ITEMS = ("clusters", "contexts", "users")
+# A credentials plugin's stdout and stderr, each: a real ExecCredential is a few KiB (a certificate and its
+# key, or a token); beyond this the plugin is killed and the command fails (docs/sessions.md).
+MAX_OUTPUT_BYTES = 1 << 20
+MAX_QUOTED_CHARS = 1000  # of a plugin's stderr (or any text of it) quoted in an error
 
 
 class Impersonation(NamedTuple):
@@ -71,24 +80,31 @@ def _header_key_escape(key: str) -> str:
     return "".join(chr(b) if b in _HEADER_KEY_BYTES else f"%{b:02X}" for b in key.encode("utf-8"))
 
 
-class Settings(NamedTuple):
-    """What a session needs: the client's configuration, and whom to impersonate."""
+@dataclass(frozen=True)
+class Settings:
+    """What a session needs: the client's configuration, and whom to impersonate.
+
+    `shared` holds what every session made from these settings (one cluster, one set of
+    credentials) shares: its pool of kept connections (aicr_core.session.kube). Never another's.
+    """
 
     configuration: Configuration
     impersonation: Impersonation
     source: str  # the kubeconfig file(s), for messages
+    shared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def load_settings(kubeconfig: str | None, overrides: Overrides, deadline: Deadline) -> Settings:
     """Load the kubeconfig as kubectl does and apply the flags; KUBECONFIG errors on any failure."""
     files, source = _files(kubeconfig)
-    merged = _merge(files)
-    context_name = overrides.context or merged["current-context"]
+    merged = _merged(files)
+    context_name = overrides.context or merged.current_context
     context: Mapping[str, Any] = {}
     if context_name:
-        found = _named(merged, "contexts", context_name)
+        found = merged.entries["contexts"].get(context_name)
         if found is None:
-            raise AicrError(Code.KUBECONFIG, f'context "{context_name}" not found in the kubeconfig ({source})')
+            raise AicrError(Code.KUBECONFIG, f'context "{shown_argument(context_name)}" not found in the '
+                            f'kubeconfig ({source})')
         context = _mapping(found.value.get("context"), f"context {context_name}")
     elif not files and not overrides.server:
         raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
@@ -122,7 +138,7 @@ def _settings(cluster: ConfigNode, user: ConfigNode, overrides: Overrides, deadl
         "clusters": [ConfigNode(cluster.name, {"name": "selected", "cluster": cluster.value}, cluster.path)],
         "users": [ConfigNode(user.name, {"name": "selected", "user": user.value}, user.path)],
     })
-    configuration = Configuration()
+    configuration = _configuration(cluster.value["server"])
     configuration.retries = False  # never retry behind the deadline's back
     private_temp.use()  # the client's key files, in a folder removed at exit whatever a worker still does
     try:
@@ -136,45 +152,88 @@ def _settings(cluster: ConfigNode, user: ConfigNode, overrides: Overrides, deadl
     return Settings(configuration, impersonation, source)
 
 
+def _configuration(server: str) -> Configuration:
+    """A client configuration with the environment's proxy for `server` (HTTPS_PROXY, NO_PROXY, ...).
+
+    The client reads the whole environment for it each time a Configuration is made and again
+    each time its host is set; the environment is read once a process instead, as kubectl
+    reads it. A kubeconfig's proxy-url still wins (the loader sets it after this)."""
+    proxies = _environment_proxies()
+    proxy = proxies.get(urllib.parse.urlsplit(server).scheme) or proxies.get("all") or ""
+    return Configuration(proxy=proxy, no_proxy=proxies.get("no") or "")
+
+
+@functools.lru_cache(maxsize=1)
+def _environment_proxies() -> dict[str, str]:
+    return urllib.request.getproxies()
+
+
 # -- the files ---------------------------------------------------------------------------------
 
-def _files(kubeconfig: str | None) -> tuple[list[tuple[Path, dict[str, Any]]], str]:
+# A file is known by (path, device, inode, size, mtime): changed in place, it is read again.
+FileKey = tuple[str, int, int, int, int]
+
+
+class Merged(NamedTuple):
+    """The merged kubeconfig: entries by name (in the files' order), and the current context."""
+
+    current_context: str
+    entries: Mapping[str, Mapping[str, ConfigNode]]  # "clusters" | "contexts" | "users" -> name -> entry
+
+
+def _files(kubeconfig: str | None) -> tuple[list[tuple[FileKey, Path]], str]:
+    """The kubeconfig files to merge, each with its key (a stat: cheap), and their names for messages."""
     if kubeconfig:
         path = Path(kubeconfig).expanduser()
-        if not path.is_file():
-            raise AicrError(Code.KUBECONFIG, f"kubeconfig {kubeconfig} does not exist or is not a file")
-        return [(path, _read(path))], kubeconfig
+        if not _is_file(path):
+            raise AicrError(Code.KUBECONFIG, f"kubeconfig {shown_argument(kubeconfig)} does not exist or is not a "
+                            "file")
+        return [(_key(path), path)], shown_argument(kubeconfig)
     listed = os.environ.get("KUBECONFIG") or KUBE_CONFIG_DEFAULT_LOCATION
     paths = [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
-    return [(p, _read(p)) for p in paths if p.is_file()], listed
+    return [(_key(p), p) for p in paths if _is_file(p)], shown_argument(listed, 200)
 
 
-# Parsed kubeconfig files by (path, device, inode, size, mtime): a command across 50 contexts of one
-# file parses it once, not 50 times (most of a fleet's CPU otherwise). The documents are only read:
-# every entry a session changes is copied first (_pick, _override_cluster, _override_user).
-_PARSED: dict[tuple[str, int, int, int, int], dict[str, Any]] = {}
-_PARSED_LOCK = threading.Lock()
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long, say: no file, as kubectl sees it
+        return False
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _key(path: Path) -> FileKey:
     try:
         info = path.stat()
     except OSError as err:
         raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {first_line(str(err))}") from None
-    key = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-    with _PARSED_LOCK:
-        parsed = _PARSED.get(key)
-    if parsed is None:
-        parsed = _parse(path)
-        with _PARSED_LOCK:
-            _PARSED[key] = parsed
-    return parsed
+    return (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+# The merged kubeconfig by its files' keys: a command across 500 contexts of one file parses and
+# merges it once, not 500 times (each merge also grew with the file: the fleet's CPU went as the
+# square of its size). Sessions only read it: every entry a session changes is copied first
+# (_pick copies the cluster and user deeply), so nothing one session loads, an exec plugin's
+# certificate say, reaches another's. The lock is held while a file is parsed, so that the
+# fleet's workers, starting together, do not all parse it at once.
+_MERGED: dict[tuple[FileKey, ...], Merged] = {}
+_MERGED_LOCK = threading.Lock()
+
+
+def _merged(files: list[tuple[FileKey, Path]]) -> Merged:
+    key = tuple(file_key for file_key, _ in files)
+    with _MERGED_LOCK:
+        merged = _MERGED.get(key)
+        if merged is None:
+            merged = _MERGED[key] = _merge([(path, _parse(path)) for _, path in files])
+    return merged
 
 
 def _parse(path: Path) -> dict[str, Any]:
     try:
-        # libyaml's safe loader when PyYAML has it: ten times the pure-Python one, same documents.
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+        text = path.read_text(encoding="utf-8")
+        doc = _json(text)
+        if doc is None:  # YAML, on libyaml where PyYAML has it; an anchor bomb is refused, not expanded
+            doc = bounded_yaml.load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise AicrError(Code.KUBECONFIG, f"cannot read kubeconfig {path}: {first_line(str(err))}") from None
     if doc is None:
@@ -184,37 +243,47 @@ def _parse(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _merge(files: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+def _json(text: str) -> Any:
+    """A kubeconfig written as JSON (as tools write them), read as JSON, as kubectl reads it: a YAML
+    parser builds the same document sixty times slower (0.2 s for 500 contexts); None if it is not JSON."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        return bounded_json.loads(text)  # nesting bounded: 100,000 `{` is refused, not a RecursionError
+    except ValueError:
+        return None  # YAML's flow style, or too deep, say: the bounded YAML loader says what it is
+
+
+def _merge(files: list[tuple[Path, dict[str, Any]]]) -> Merged:
     """kubectl's merge: the first file to name an entry, or to set current-context, wins."""
-    merged: dict[str, Any] = {"current-context": "", **{item: [] for item in ITEMS}}
+    current_context = ""
+    entries: dict[str, dict[str, ConfigNode]] = {item: {} for item in ITEMS}
     for path, doc in files:
         for item in ITEMS:
-            entries = doc.get(item) or []
-            if not isinstance(entries, list):
+            listed = doc.get(item) or []
+            if not isinstance(listed, list):
                 raise AicrError(Code.KUBECONFIG, f"kubeconfig {path}: {item} is not a list")
-            for entry in entries:
+            named = entries[item]
+            for entry in listed:
                 if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
                     raise AicrError(Code.KUBECONFIG, f"kubeconfig {path}: an entry of {item} has no name")
-                if _named(merged, item, entry["name"]) is None:
-                    merged[item].append(ConfigNode(f"{item}[name={entry['name']}]", entry, str(path)))
+                if entry["name"] not in named:
+                    named[entry["name"]] = ConfigNode(f"{item}[name={entry['name']}]", entry, str(path))
         current = doc.get("current-context")
-        if not merged["current-context"] and isinstance(current, str):
-            merged["current-context"] = current
-    return merged
+        if not current_context and isinstance(current, str):
+            current_context = current
+    return Merged(current_context, entries)
 
 
-def _named(merged: Mapping[str, Any], item: str, name: str) -> ConfigNode | None:
-    return next((node for node in merged[item] if node.value["name"] == name), None)
-
-
-def _pick(merged: Mapping[str, Any], item: str, name: Any, what: str) -> ConfigNode:
-    """A copy of the named cluster or user (empty when none is named), remembering its file."""
+def _pick(merged: Merged, item: str, name: Any, what: str) -> ConfigNode:
+    """A deep copy of the named cluster or user (empty when none is named), remembering its file."""
     if not name:
         return ConfigNode(f"{item}[none]", {}, None)
-    found = _named(merged, item, str(name))
+    found = merged.entries[item].get(str(name))
     if found is None:
-        raise AicrError(Code.KUBECONFIG, f'{what} "{name}" not found in the kubeconfig')
-    return ConfigNode(found.name, dict(found.value), found.path)
+        raise AicrError(Code.KUBECONFIG, f'{what} "{shown_argument(name) if isinstance(name, str) else shown(name)}" '
+                        "not found in the kubeconfig")
+    return ConfigNode(found.name, copy.deepcopy(found.value), found.path)
 
 
 def _mapping(value: Any, what: str) -> Mapping[str, Any]:
@@ -254,7 +323,7 @@ def _server_url(server: str) -> str:
     url = server if "://" in server else f"https://{server}"
     scheme, _, rest = url.partition("://")
     if scheme.lower() not in ("http", "https") or not rest.strip("/"):
-        raise AicrError(Code.KUBECONFIG, f"server {server!r} is not an http(s) URL")
+        raise AicrError(Code.KUBECONFIG, f"server {shown(server, 200)} is not an http(s) URL")
     return url
 
 
@@ -292,6 +361,11 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
+def quoted(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """Another program's text (a plugin's stderr) for a message: at most `limit` characters, cut with `...`."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def first_line(text: str) -> str:
     """The first line of an error's text (a library's may run to a page), for a one-line message."""
     return text.strip().splitlines()[0] if text.strip() else "unknown error"
@@ -305,6 +379,22 @@ class _Loader(KubeConfigLoader):
     def __init__(self, config: ConfigNode, deadline: Deadline) -> None:
         super().__init__(config_dict=config, config_base_path=None)
         self._deadline = deadline
+
+    def _set_config(self, client_configuration: Configuration) -> None:
+        super()._set_config(client_configuration)  # type: ignore[misc]
+        if client_configuration.refresh_api_key_hook is not None:
+            client_configuration.refresh_api_key_hook = self._refresh
+
+    def _refresh(self, client_configuration: Configuration) -> None:
+        """The hook the client runs before each request: a token that has expired is fetched again.
+
+        The client's own hook also sets every setting again each time, and setting `host` reads
+        the whole environment for a proxy (the largest cost of a request after TLS): only a new
+        token changes anything, so only then is anything set.
+        """
+        if "expiry" in self.__dict__ and _is_expired(self.expiry):
+            self._load_authentication()
+            self._set_config(client_configuration)
 
     def _load_from_exec_plugin(self) -> bool | None:
         if "exec" not in self._user:
@@ -371,13 +461,19 @@ class _BoundedExec(ExecProvider):
         try:
             process = subprocess.Popen(
                 self.args, stdout=subprocess.PIPE, stderr=None if interactive else subprocess.PIPE,
-                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env, text=True,
+                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
                 start_new_session=not interactive)  # its own group, so that killing it kills its children
         except OSError as err:
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {err}") from None
         try:
             with self.deadline.watching_process(process):  # on any thread: killed, group and all, at the deadline
-                stdout, stderr = process.communicate(timeout=timeout)
+                outputs = read_bounded(process, MAX_OUTPUT_BYTES, timeout)
+                process.wait(timeout=timeout)  # its pipes are closed: it is ending (the watchdog kills it otherwise)
+        except OutputTooLarge as err:
+            _kill(process, interactive)
+            raise AicrError(Code.KUBECONFIG, f"credentials plugin {self.name} failed: credential plugin output too "
+                            f"large (more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB on its {err.stream}); it was "
+                            "stopped") from None
         except (subprocess.TimeoutExpired, Alarm):
             _kill(process, interactive)
             raise self.deadline.expired(f'the credentials plugin "{command}"') from None
@@ -386,8 +482,9 @@ class _BoundedExec(ExecProvider):
             raise
         if self.deadline.fired:
             raise self.deadline.expired(f'the credentials plugin "{command}"')
+        stdout, stderr = (part.decode("utf-8", "replace") for part in outputs)
         if process.returncode != 0:
-            detail = first_line(stderr or "") if stderr and stderr.strip() else ""
+            detail = quoted(first_line(stderr)) if stderr.strip() else ""
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: exec: process returned "
                             f"{process.returncode}" + (f". {detail}" if detail else ""))
         try:
@@ -401,9 +498,54 @@ class _BoundedExec(ExecProvider):
             raise AicrError(Code.KUBECONFIG, "credentials plugin failed: its output is no ExecCredential")
         if data.get("apiVersion") != self.api_version:
             raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: it answered apiVersion "
-                            f"{data.get('apiVersion')!r}, not {self.api_version!r}")
+                            f"{shown(data.get('apiVersion'))}, not {shown(self.api_version)}")
         status: dict[str, Any] = data["status"]
         return status
+
+
+class OutputTooLarge(Exception):
+    """A process wrote more than the limit to one of its pipes (`stream`: stdout or stderr)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.stream = stream
+
+
+def read_bounded(process: subprocess.Popen[bytes], limit: int, timeout: float | None) -> tuple[bytes, bytes]:
+    """All a process writes to its stdout and stderr pipes (those it has) up to their end, as communicate(),
+    but OutputTooLarge as soon as one passes `limit` bytes (the caller kills it) and TimeoutExpired when
+    `timeout` seconds pass first. A plugin that wrote for ever took 4.9 GB in 9 s (issue 23).
+
+    The pipes are closed on the way out: a process still writing then gets SIGPIPE.
+    """
+    import selectors
+    import time
+
+    ends = None if timeout is None else time.monotonic() + timeout
+    named = [(name, pipe) for name, pipe in (("stdout", process.stdout), ("stderr", process.stderr)) if pipe]
+    read = {pipe.fileno(): bytearray() for _, pipe in named}
+    names = {pipe.fileno(): name for name, pipe in named}
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in read:
+                selector.register(fd, selectors.EVENT_READ)
+            while selector.get_map():
+                left = None if ends is None else ends - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(process.args, timeout or 0)
+                for key, _ in selector.select(left):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                    elif len(read[key.fd]) + len(chunk) > limit:
+                        raise OutputTooLarge(names[key.fd])
+                    else:
+                        read[key.fd] += chunk
+        by_name = {names[fd]: bytes(data) for fd, data in read.items()}
+        return by_name.get("stdout", b""), by_name.get("stderr", b"")
+    finally:
+        for _, pipe in named:
+            pipe.close()
 
 
 EXEC_EXTENSION = "client.authentication.k8s.io/exec"
@@ -439,7 +581,7 @@ def exec_cluster(cluster: Mapping[str, Any], base_path: str | None = None) -> di
     return info
 
 
-def _kill(process: subprocess.Popen[str], interactive: bool) -> None:
+def _kill(process: subprocess.Popen[bytes], interactive: bool) -> None:
     try:
         if interactive:
             process.kill()
@@ -459,4 +601,4 @@ def merged_context_names(kubeconfig: str | None) -> list[str]:
     if not files:
         raise AicrError(Code.KUBECONFIG, f"no kubeconfig found (looked at {source}); "
                         "pass --kubeconfig or set KUBECONFIG")
-    return [str(node.value["name"]) for node in _merge(files)["contexts"]]
+    return list(_merged(files).entries["contexts"])

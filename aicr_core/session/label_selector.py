@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from aicr_core.errors import shown, shown_argument
+
 _NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|>|<|[^\s!=(),<>]+)")
@@ -25,15 +27,16 @@ class SelectorError(ValueError):
 def check_key(key: str) -> None:
     prefix, slash, name = key.rpartition("/")
     if slash and (not prefix or len(prefix) > 253 or not _PREFIX.fullmatch(prefix)):
-        raise SelectorError(f"key {key!r}: the prefix must be a DNS subdomain (lower case, at most 253 characters)")
+        raise SelectorError(f"key {shown(key)}: the prefix must be a DNS subdomain (lower case, at most 253 "
+                            "characters)")
     if not name or len(name) > 63 or not _NAME.fullmatch(name):
-        raise SelectorError(f"key {key!r}: a name is at most 63 characters of [A-Za-z0-9_.-], "
+        raise SelectorError(f"key {shown(key)}: a name is at most 63 characters of [A-Za-z0-9_.-], "
                             "beginning and ending with a letter or digit")
 
 
 def check_value(value: str) -> None:
     if value and (len(value) > 63 or not _NAME.fullmatch(value)):
-        raise SelectorError(f"value {value!r}: a label value is at most 63 characters of [A-Za-z0-9_.-], "
+        raise SelectorError(f"value {shown(value)}: a label value is at most 63 characters of [A-Za-z0-9_.-], "
                             "beginning and ending with a letter or digit, or empty")
 
 
@@ -67,11 +70,11 @@ def valid_selector(text: str) -> str:
             check_key(key)
             i += 1
             if peek() not in (None, ","):
-                raise SelectorError(f"'!{key}' takes no operator (found {peek()!r})")
+                raise SelectorError(f"'!{shown_argument(key)}' takes no operator (found {shown(peek())})")
         else:
             key = words[i]
             if key in ("=", "==", "!=", "(", ")", ",", ">", "<"):
-                raise SelectorError(f"found {key!r}, expected a key")
+                raise SelectorError(f"found {shown(key)}, expected a key")
             check_key(key)
             i += 1
             op = peek()
@@ -83,19 +86,19 @@ def valid_selector(text: str) -> str:
                 else:
                     assert value is not None
                     if value in ("=", "==", "!=", "!", "(", ")", ">", "<"):
-                        raise SelectorError(f"found {value!r}, expected a value for {key!r}")
+                        raise SelectorError(f"found {shown(value)}, expected a value for {shown(key)}")
                     i += 1
                 check_value(value)
             elif op in (">", "<"):
                 i += 1
                 value = peek()
                 if value is None or not re.fullmatch(r"[+-]?[0-9]+", value):
-                    raise SelectorError(f"for '{op}', the value of {key!r} must be an integer")
+                    raise SelectorError(f"for '{op}', the value of {shown(key)} must be an integer")
                 i += 1
             elif op in ("in", "notin"):
                 i += 1
                 if peek() != "(":
-                    raise SelectorError(f"found {peek()!r}, expected '(' after {op}")
+                    raise SelectorError(f"found {shown(peek())}, expected '(' after {op}")
                 i += 1
                 values: list[str] = []
                 while peek() not in (")", None):
@@ -107,15 +110,15 @@ def valid_selector(text: str) -> str:
                         i += 1
                         continue
                     if word in ("=", "==", "!=", "!", "(", ">", "<"):
-                        raise SelectorError(f"found {word!r} in the values of {key!r}")
+                        raise SelectorError(f"found {shown(word)} in the values of {shown(key)}")
                     check_value(word)
                     values.append(word)
                     i += 1
                 if peek() != ")":
-                    raise SelectorError(f"found end of input, expected ')' after the values of {key!r}")
+                    raise SelectorError(f"found end of input, expected ')' after the values of {shown(key)}")
                 i += 1
                 if not values:
-                    raise SelectorError(f"for '{op}', the values of {key!r} cannot be empty")
+                    raise SelectorError(f"for '{op}', the values of {shown(key)} cannot be empty")
             elif op not in (None, ","):
                 raise SelectorError(f"found {op!r}, expected an operator ({', '.join(OPERATORS)}), ',' or the end")
         if peek() == ",":
@@ -123,5 +126,5 @@ def valid_selector(text: str) -> str:
             if peek() is None:
                 raise SelectorError("found end of input after ',', expected a requirement")
         elif peek() is not None:
-            raise SelectorError(f"found {peek()!r}, expected ','")
+            raise SelectorError(f"found {shown(peek())}, expected ','")
     return text

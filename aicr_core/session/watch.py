@@ -10,23 +10,87 @@ changes it waits on an open stream. A server that stays unreachable for
 `RECONNECT_SECONDS` is reported as the error it gave, and all of it stays
 within the session's deadline (`TIMEOUT`).
 
+A watch that fails again right after such a re-read (410 once more, a stream
+closed at once) backs off as client-go's reflector does: 0.8 s doubling, each
+with up to as much again of jitter, at most 30 s; when it keeps failing, a
+`warning:` line says so (once a minute at most). Whatever a server answers,
+one follower sends at most MAX_REQUESTS requests in any WINDOW_SECONDS: a
+server that answered every watch with 410 drew 1,450 requests a second.
+
 It knows Kubernetes, not AICR: the caller gives the collection's path and the
 object's name. `follow_collection` does the same for a whole collection
 (`list --watch`): one LIST, then the watch of every object from its version.
 """
 from __future__ import annotations
 
+import logging
 import math
+import random
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from aicr_core.errors import AicrError, Code
+from aicr_core.errors import AicrError, Code, shown_argument
 from aicr_core.session import kube
 
 WATCH_SECONDS = 300       # each stream is asked to end after this, then resumed
 RECONNECT_SECONDS = 30.0  # how long a server may stay unreachable before we give up
-FIRST_PAUSE, MAX_PAUSE = 0.5, 8.0  # between attempts to reconnect (doubling)
+# client-go's reflector backs off 800 ms doubling, with a jitter factor of 1 (up to as much again), capped at 30 s.
+FIRST_BACKOFF, MAX_BACKOFF = 0.8, 30.0
+HEALTHY_SECONDS = 10.0    # a watch that lived this long before it failed was working: re-read at once
+WINDOW_SECONDS, MAX_REQUESTS = 10.0, 30  # at most 3 requests a second, over any 10 s, from one follower
+WARN_EVERY_SECONDS = 60.0
+LIST_PAGE = 500  # the session's page of a list
+_log = logging.getLogger("aicr.watch")  # a `warning:` line on stderr (the app's handler)
+
+
+class _Pace:
+    """How fast one follower may ask its server: a backoff after failing watches, and a cap on requests."""
+
+    def __init__(self, cluster: kube.KubeSession, what: str) -> None:
+        self.cluster, self.what = cluster, what
+        self.failures = 0  # watches in a row that failed soon after they started
+        self.sent: deque[float] = deque()  # when each of the requests of the last WINDOW_SECONDS was sent
+        self.warned = -math.inf
+
+    def request(self, count: int = 1) -> None:
+        """Before sending `count` requests: wait while MAX_REQUESTS went out in the last WINDOW_SECONDS."""
+        while True:
+            now = time.monotonic()
+            while self.sent and self.sent[0] <= now - WINDOW_SECONDS:
+                self.sent.popleft()
+            if not self.sent or len(self.sent) + count <= MAX_REQUESTS:
+                break
+            self.sleep(self.sent[0] + WINDOW_SECONDS - now)
+        self.sent.extend([time.monotonic()] * count)
+
+    def record(self, count: int) -> None:
+        """`count` more requests were sent (the further pages of a list)."""
+        self.sent.extend([time.monotonic()] * count)
+
+    def ended_well(self) -> None:
+        self.failures = 0
+
+    def failed(self, lived: float, why: str) -> None:
+        """A watch failed after `lived` seconds: re-read at once the first time, else back off first."""
+        self.failures = 1 if lived >= HEALTHY_SECONDS else self.failures + 1
+        if self.failures == 1:
+            return
+        delay = FIRST_BACKOFF * 2 ** min(self.failures - 2, 16)
+        # Jitter, so that many clients do not retry in step; the cap holds after it.
+        delay = min(MAX_BACKOFF, delay + random.uniform(0, delay))  # noqa: S311
+        now = time.monotonic()
+        if self.failures >= 3 and now - self.warned >= WARN_EVERY_SECONDS:
+            self.warned = now
+            _log.warning("the watch of %s keeps failing (%d times in a row: %s); reading it again in %.1fs",
+                         self.what, self.failures, shown_argument(why, 200), delay)
+        self.sleep(delay)
+
+    def sleep(self, seconds: float) -> None:
+        """Within the session's deadline: TIMEOUT as soon as it passes."""
+        time.sleep(max(0.0, min(seconds, self.cluster.deadline.remaining())))
+        self.cluster.deadline.remaining()
 
 
 def follow(cluster: kube.KubeSession, collection: str, name: str, what: str | None = None) -> Iterator[dict[str, Any]]:
@@ -44,28 +108,29 @@ class _Follower:
     def __init__(self, cluster: kube.KubeSession, collection: str, name: str, what: str) -> None:
         self.cluster, self.collection, self.name, self.what = cluster, collection, name, what
         self.version = ""
+        self.pace = _Pace(cluster, what)
 
     def run(self) -> Iterator[dict[str, Any]]:
         current = self.read()
         yield current
         unreachable_since: float | None = None
-        pause = FIRST_PAUSE
         while True:
+            started = time.monotonic()
             try:
                 for obj in self.stream():
-                    unreachable_since, pause = None, FIRST_PAUSE
+                    unreachable_since = None
                     yield obj
+                self.pace.ended_well()
                 continue  # the server ended the stream: resume from the last version seen
-            except kube.Gone:
-                pass  # too old to resume from: read again below
+            except kube.Gone as gone:  # too old to resume from: read again below
+                self.pace.failed(time.monotonic() - started, f"410 Gone: {gone}")
             except AicrError as err:
                 if not self.dropped(err):
                     raise
                 unreachable_since = unreachable_since or time.monotonic()
                 if time.monotonic() - unreachable_since > RECONNECT_SECONDS:
                     raise
-                self.sleep(pause)
-                pause = min(pause * 2, MAX_PAUSE)
+                self.pace.failed(time.monotonic() - started, err.message)
             try:
                 fresh = self.read()
             except AicrError as err:
@@ -86,6 +151,7 @@ class _Follower:
         return False
 
     def read(self) -> dict[str, Any]:
+        self.pace.request()
         try:
             obj = self.cluster.get(f"{self.collection}/{self.name}")
         except AicrError as err:
@@ -100,6 +166,7 @@ class _Follower:
         remaining = self.cluster.deadline.remaining()
         seconds = WATCH_SECONDS if math.isinf(remaining) else max(1, min(WATCH_SECONDS, math.ceil(remaining)))
         started, events = time.monotonic(), 0
+        self.pace.request()
         for event in self.cluster.watch(self.collection, {
                 "fieldSelector": f"metadata.name={self.name}", "resourceVersion": self.version,
                 "allowWatchBookmarks": "true", "timeoutSeconds": str(seconds)}):
@@ -119,9 +186,6 @@ class _Follower:
             # A stream that ends at once with nothing in it is a failure, not a quiet period:
             # resuming right away would spin.
             raise AicrError(Code.UNAVAILABLE, f"the API server ended the watch of {self.what} at once")
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(min(seconds, self.cluster.deadline.remaining()))
 
 
 def _version(obj: Any) -> str:
@@ -159,23 +223,23 @@ class _CollectionFollower(_Follower):
     def run_collection(self) -> Iterator[list[Change]]:
         yield [Change("LISTED", obj) for obj in self.relist()]
         unreachable_since: float | None = None
-        pause = FIRST_PAUSE
         while True:
+            started = time.monotonic()
             try:
                 for change in self.stream_changes():
-                    unreachable_since, pause = None, FIRST_PAUSE
+                    unreachable_since = None
                     yield [change]
+                self.pace.ended_well()
                 continue
-            except kube.Gone:
-                pass
+            except kube.Gone as gone:
+                self.pace.failed(time.monotonic() - started, f"410 Gone: {gone}")
             except AicrError as err:
                 if not self.dropped(err):
                     raise
                 unreachable_since = unreachable_since or time.monotonic()
                 if time.monotonic() - unreachable_since > RECONNECT_SECONDS:
                     raise
-                self.sleep(pause)
-                pause = min(pause * 2, MAX_PAUSE)
+                self.pace.failed(time.monotonic() - started, err.message)
             before = dict(self.seen)
             try:
                 current = self.relist()
@@ -191,7 +255,9 @@ class _CollectionFollower(_Follower):
                 yield changes
 
     def relist(self) -> list[dict[str, Any]]:
-        objects, self.version = self.cluster.list(self.collection, self.params)
+        self.pace.request()
+        objects, self.version = self.cluster.list(self.collection, self.params, limit=LIST_PAGE)
+        self.pace.record(max(0, math.ceil(len(objects) / LIST_PAGE) - 1))  # the pages after the first
         self.seen = {_name(obj): (_version(obj), obj) for obj in objects}
         return objects
 
@@ -199,6 +265,7 @@ class _CollectionFollower(_Follower):
         remaining = self.cluster.deadline.remaining()
         seconds = WATCH_SECONDS if math.isinf(remaining) else max(1, min(WATCH_SECONDS, math.ceil(remaining)))
         started, events = time.monotonic(), 0
+        self.pace.request()
         for event in self.cluster.watch(self.collection, {
                 **self.params, "resourceVersion": self.version, "allowWatchBookmarks": "true",
                 "timeoutSeconds": str(seconds)}):

@@ -411,3 +411,54 @@ def test_stop_closes_idle_connections_and_finishes_the_request_in_flight(pki: di
     compare(read_all(idle), expected=b"")
     idle.close()
     busy.close()
+
+
+def test_at_the_cap_the_longest_idle_connection_makes_room_never_one_in_a_request(pki: dict[str, Path]) -> None:
+    """Two connections allowed: one in a slow request, one idle. A third client is served at once, in the idle
+    one's place; the request in flight finishes. With both in requests, a new client waits its turn."""
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(request: Request) -> Response:
+        entered.set()
+        release.wait(10)
+        return Response.json({"done": True})
+
+    def open_connections(count: int) -> None:
+        ends = time.monotonic() + 5
+        while len(client.server._connections) != count and time.monotonic() < ends:
+            time.sleep(0.01)
+        compare(len(client.server._connections), expected=count)
+
+    with running(pki, Limits(max_connections=2), slow) as client:
+        busy = client.connect()
+        results: list[tuple[int, dict[str, str], bytes]] = []
+        threads = [threading.Thread(target=lambda: results.append(exchange(busy)))]
+        threads[0].start()
+        assert entered.wait(5)
+        idle = client.connect()
+        compare(exchange(idle, "GET", "/healthz", b"")[0], expected=200)  # now idle, kept open
+        started = time.monotonic()
+        with client.connect() as newcomer:
+            compare(exchange(newcomer, "GET", "/healthz", b"")[0], expected=200)
+        assert time.monotonic() - started < 1.0
+        idle.settimeout(2)
+        compare(read_all(idle), expected=b"")  # closed to make room
+        compare(client.server.evicted, expected=1, suffix=str(client.logs))
+        open_connections(1)  # the newcomer's client has closed it: only the one in a request is left
+        entered.clear()
+        second = client.connect()
+        threads.append(threading.Thread(target=lambda: results.append(exchange(second))))
+        threads[1].start()
+        assert entered.wait(5)  # both connections in a request: a third client waits in the backlog
+        waiting = client.connect(handshake=False)
+        waiting.settimeout(0.5)
+        context = ssl.create_default_context(cafile=str(pki["ca"]))
+        with pytest.raises((TimeoutError, ssl.SSLError, OSError)):
+            context.wrap_socket(waiting, server_hostname="localhost")  # no handshake: not accepted yet
+        compare(client.server.evicted, expected=1, suffix=str(client.logs))  # no connection in a request closed
+        release.set()
+        for thread in threads:
+            thread.join(5)
+        compare([r[0] for r in results], expected=[200, 200])
+        for sock in (busy, second, waiting):
+            sock.close()

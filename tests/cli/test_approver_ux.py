@@ -76,9 +76,9 @@ def test_o_name_of_describe(aicr: Aicr, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text,problem", [
-    ("a: 1\n\x00", "(YAML) line 2, column 1: character #x0000: special characters are not allowed"),
+    ("a: 1\n\x00", "(YAML) line 2, column 1: character #x0000: control characters are not allowed"),
     ("a: !!timestamp foo\n", "(YAML): a value does not match its tag (!!timestamp, say)"),
-    ("a: b\n\tc: d\n", "(YAML) line 2, column 1: found character '\\t' that cannot start any token"),
+    ("a: b\n\tc: d\n", "(YAML) line 2, column 1: found a tab character that violates indentation"),
 ])
 def test_yaml_errors_read_as_one_line(aicr: Aicr, tmp_path: Path, text: str, problem: str) -> None:
     """Never `(YAML) (YAML): ...` with PyYAML's own `\\n  in "<unicode string>"`, never INTERNAL."""

@@ -90,6 +90,8 @@ class Request:
     path: str
     headers: list[tuple[str, str]]
     at: float  # time.monotonic() when its head was read
+    client: str = ""  # the common name of the client certificate presented on its connection, if any
+    connection: int = 0  # which connection of the server's (1, 2, ...) it came on
 
 
 class FakeApiServer:
@@ -147,12 +149,12 @@ class FakeApiServer:
                 continue
             self.accepted.append(time.monotonic())
             self._open.append(conn)
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            thread = threading.Thread(target=self._serve, args=(conn, len(self.accepted)), daemon=True)
             thread.start()
             self._threads.append(thread)
 
     # -- one connection ------------------------------------------------------------------------------
-    def _serve(self, raw: socket.socket) -> None:
+    def _serve(self, raw: socket.socket, connection: int = 0) -> None:
         try:
             if self.raw_trickle is not None:
                 self._trickle(raw, b"\x16" * 10_000, self.raw_trickle)
@@ -164,11 +166,13 @@ class FakeApiServer:
                 return
             conn = self.context.wrap_socket(raw, server_side=True)
             self._open.append(conn)
+            client = _common_name(conn.getpeercert())
             reader = conn.makefile("rb")
             while not self._stop.is_set():
                 request = self._read_request(reader)
                 if request is None:
                     return
+                request.client, request.connection = client, connection
                 index = len(self.requests)
                 self.requests.append(request)
                 action = self.script[min(index, len(self.script) - 1)]
@@ -251,6 +255,15 @@ class FakeApiServer:
             "users": [{"name": "u", "user": user}],
             "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}]}))
         return path
+
+
+def _common_name(peer: Any) -> str:
+    """The CN of a verified peer certificate (ssl's getpeercert() form), else ""."""
+    for rdn in (peer or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return str(value)
+    return ""
 
 
 def issue_server(ca_cert: Any, ca_key: Any) -> testbed.KeyPair:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.fleet import selection
 from aicr_core.fleet import waves_file as waves
+from aicr_core.framework import interruption
 from aicr_core.session.connection_flags import Overrides
 
 NAMES = ["gpu-lab-1", "gpu-eu-1", "gpu-eu-2", "gpu-us-1", "cpu-dev"]
@@ -240,3 +242,148 @@ def test_a_key_file_written_after_the_exits_clean_up_is_removed_too(tmp_path: Pa
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")) == [], proc.stderr
+
+
+# -- interrupted (SIGINT, SIGTERM) ------------------------------------------------------------------------------
+
+@pytest.fixture(autouse=True)
+def handlers_back() -> Any:
+    """A signal leaves the fleet's handler in place (the command is printing); the test's process gets its own back."""
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
+
+
+class Session:
+    """A stand-in session: what the fan-out reads of one (writes_sent) and sets (hold_writes)."""
+
+    def __init__(self) -> None:
+        self.writes_sent = 0
+        self.hold_writes: Any = None
+
+
+class SessionStandIn(fleet.Fleet):
+    def session(self, context: str, deadline: Any) -> Any:
+        return Session()
+
+
+def signals_after(event: threading.Event, *signums: int) -> threading.Thread:
+    """Once `event` is set, these signals to this very process, 0.3 s apart (the handler runs on the main thread)."""
+    def send() -> None:
+        event.wait(10)
+        for signum in signums:
+            time.sleep(0.3)
+            os.kill(os.getpid(), signum)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def held_turn(sends_a_write: bool) -> tuple[Any, threading.Event, threading.Event, list[Session]]:
+    """Work whose first cluster's turn blocks (after sending a write, if asked) until released; the others return."""
+    started, release = threading.Event(), threading.Event()
+    sessions: list[Session] = []
+
+    def work(turn: fleet.Turn) -> str:
+        if turn.context != "a":
+            return "ran"
+        sessions.append(turn.session)
+        if sends_a_write:
+            turn.session.writes_sent = 1
+        started.set()
+        release.wait(10)
+        return "written" if sends_a_write else "read"
+
+    return work, started, release, sessions
+
+
+def test_a_signal_leaves_every_turn_that_sent_no_write_at_once() -> None:
+    work, started, release, _ = held_turn(sends_a_write=False)
+    begun = time.monotonic()
+    with interruption.deferred() as stop:
+        signals_after(started, signal.SIGTERM)
+        outcomes = SessionStandIn(None, Overrides(), ["a", "b", "c"], 1).run(work)
+    took = time.monotonic() - begun
+    release.set()
+    compare([(o.context, o.value, o.error.code if o.error else None, o.write_unanswered) for o in outcomes],
+            expected=[("a", None, Code.INTERRUPTED, False), ("b", None, Code.INTERRUPTED, False),
+                      ("c", None, Code.INTERRUPTED, False)])
+    assert outcomes[0].error is not None and "(SIGTERM) during its turn, before it sent any write" in \
+        outcomes[0].error.message
+    assert outcomes[1].error is not None and "(SIGTERM) before its turn" in outcomes[1].error.message
+    compare((stop.exit_code, stop.name), expected=(143, "SIGTERM"))
+    assert took < 0.3 + 1.5, took
+
+
+def test_a_turn_whose_write_was_sent_finishes_and_its_session_sends_no_other() -> None:
+    work, started, release, sessions = held_turn(sends_a_write=True)
+    with interruption.deferred():
+        signals_after(started, signal.SIGINT)
+        threading.Timer(1.0, release.set).start()  # the write's answer comes after the signal
+        events = list(SessionStandIn(None, Overrides(), ["a", "b", "c"], 1).events(work))
+    outcomes = {e.context: e for e in events if isinstance(e, fleet.Outcome)}
+    compare(outcomes["a"].value, expected="written")
+    for context in ("b", "c"):
+        error = outcomes[context].error
+        assert error is not None and error.code == Code.INTERRUPTED and "(Ctrl-C) before its turn" in error.message
+    compare(sessions[0].hold_writes(), expected=True)  # the session's gate: no new write after the signal
+
+
+def test_a_second_signal_leaves_a_write_unanswered_saying_it_may_be_stored() -> None:
+    work, started, release, _ = held_turn(sends_a_write=True)
+    begun = time.monotonic()
+    with interruption.deferred() as stop:
+        signals_after(started, signal.SIGINT, signal.SIGTERM)
+        outcomes = {o.context: o for o in SessionStandIn(None, Overrides(), ["a", "b"], 1).run(work)}
+    took = time.monotonic() - begun
+    release.set()
+    error = outcomes["a"].error
+    assert error is not None and error.code == Code.INTERRUPTED, outcomes
+    assert outcomes["a"].write_unanswered and "twice (Ctrl-C, then SIGTERM)" in error.message, error.message
+    assert "may be stored" in error.message
+    compare((outcomes["b"].write_unanswered, stop.exit_code), expected=(False, 130))  # the first signal's
+    assert took < 0.6 + 1.5, took
+
+
+def test_a_held_session_sends_no_write(tmp_path: Path) -> None:
+    from aicr_core.session import kube
+    from aicr_core.session.deadline import Deadline
+
+    from support.fake_apiserver import Respond, fake_apiserver
+
+    with fake_apiserver(tmp_path, [Respond(200, {"metadata": {}})]) as server:
+        cluster = kube.connect(str(server.kubeconfig(tmp_path / "kc", {"token": "t"})), None, Deadline(10))
+        cluster.hold_writes = lambda: True
+        with pytest.raises(AicrError) as raised:
+            cluster.patch("/apis/g/v1/things/x", {"spec": {}})
+        compare((raised.value.code, cluster.writes_sent, len(server.requests)), expected=(Code.INTERRUPTED, 0, 0))
+        cluster.hold_writes = lambda: False
+        cluster.patch("/apis/g/v1/things/x", {"spec": {}})
+        compare((cluster.writes_sent, [r.method for r in server.requests]), expected=(1, ["PATCH"]))
+
+
+def test_a_signal_at_a_prompt_ends_the_read_and_the_handlers_come_back() -> None:
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with interruption.deferred() as stop:
+        with pytest.raises(interruption.Interrupted), stop.prompting():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # a blocking read of the terminal
+        compare((stop.requested, stop.hurried), expected=(True, False))
+        os.kill(os.getpid(), signal.SIGTERM)  # the second: the handlers found on entry are back for a third
+        time.sleep(0.05)
+        compare((stop.hurried, (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))),
+                expected=(True, before))
+    with interruption.deferred() as quiet:
+        pass
+    compare((quiet.requested, (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))),
+            expected=(False, before))
+
+
+def test_optional_waves() -> None:
+    parsed = waves.parse(GOOD.replace("    contexts: [gpu-lab-1]", "    contexts: [gpu-lab-1]\n    optional: true"))
+    compare([w.optional for w in parsed.waves], expected=[True, False, False])
+    with pytest.raises(UsageError) as raised:
+        waves.parse(GOOD.replace("    contexts: [gpu-lab-1]", "    contexts: [gpu-lab-1]\n    optional: 'yes'"), "w")
+    compare(raised.value.message, expected="--waves w: wave 'canary': optional must be true or false (got str)")

@@ -274,7 +274,8 @@ class FakeCluster:
             [{"type": "ADDED", "object": obj("d", "14")}]]
         self.requests: list[tuple[str, dict[str, str]]] = []
 
-    def list(self, path: str, params: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], str]:
+    def list(self, path: str, params: dict[str, str] | None = None,
+             limit: int | None = None) -> tuple[list[dict[str, Any]], str]:
         self.requests.append(("LIST", dict(params or {})))
         return self.lists.pop(0)
 

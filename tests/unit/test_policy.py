@@ -313,7 +313,7 @@ def test_a_settings_model_that_raises_refuses_every_decision() -> None:
 def test_a_file_nested_too_deeply_is_a_problem_not_a_crash() -> None:
     err = decide([("ticket", NeedsTicket())], reason="CHG-1", text=HEAD + "policies: " + "[" * 5000 + "]" * 5000)
     assert err is not None
-    compare((err.code, err.details), expected=("POLICY_ERROR", ["(YAML): nested too deeply"]))
+    compare((err.code, err.details), expected=("POLICY_ERROR", ["(YAML): nested too deeply (more than 100 levels)"]))
 
 
 class Versioned(LoadedPolicies):

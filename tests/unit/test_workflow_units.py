@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from testfixtures import Replacer, ShouldRaise, compare, mock_datetime
+from testfixtures import LogCapture, Replacer, ShouldRaise, compare, mock_datetime
 
 from aicr_commands import list as listing
 from aicr_commands import wait
@@ -170,7 +170,44 @@ def test_a_dropped_stream_reads_again_after_a_pause(monkeypatch: pytest.MonkeyPa
     session = Scripted([obj("1"), obj("1"), obj("4", "Progressing")], [[dropped], dropped, []])
     seen = watch.follow(session, "/things", "r")  # type: ignore[arg-type]
     compare([next(seen)["metadata"]["resourceVersion"] for _ in range(2)], expected=["1", "4"])
-    compare(pauses, expected=[0.5, 1.0])  # doubling: never a busy loop
+    # The first failure reads again at once; the watch after it that fails again waits 0.8 s plus jitter.
+    compare(len(pauses), expected=1)
+    assert 0.8 <= pauses[0] <= 1.6, pauses
+
+
+def test_a_watch_that_is_gone_again_and_again_backs_off_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As client-go's reflector: 0.8 s doubling to 30 s, each with up to as much again of jitter."""
+    from aicr_core.session import kube
+
+    pauses: list[float] = []
+    monkeypatch.setattr(watch.time, "sleep", pauses.append)
+    monkeypatch.setattr(watch.random, "uniform", lambda low, high: high)  # the most jitter
+    gone = kube.Gone("too old resource version")
+    session = Scripted([obj("1")] * 12 + [obj("2", "Ended")], [gone] * 12, seconds=math.inf)
+    with LogCapture("aicr.watch") as log:
+        seen = watch.follow(session, "/things", "r", "rollout r")  # type: ignore[arg-type]
+        compare([next(seen)["metadata"]["resourceVersion"] for _ in range(2)], expected=["1", "2"])
+    compare(pauses, expected=[1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0])
+    compare([r.getMessage() for r in log.records], expected=[
+        "the watch of rollout r keeps failing (3 times in a row: 410 Gone: too old resource version); reading it "
+        "again in 3.2s"])  # once a minute at most (the clock did not move)
+
+
+def test_one_follower_sends_at_most_30_requests_in_any_10_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever makes it retry (here streams that each bring one change and end at once), the cap holds."""
+    now = [0.0]
+    sent: list[float] = []
+    monkeypatch.setattr(watch.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(watch.time, "sleep", lambda seconds: now.__setitem__(0, now[0] + seconds))
+    session = Scripted([obj("1")], [[{"type": "MODIFIED", "object": obj(str(v))}] for v in range(2, 100)],
+                       seconds=math.inf)
+    original = session.watch
+    session.watch = lambda path, params: (sent.append(now[0]), original(path, params))[1]  # type: ignore[method-assign]
+    seen = watch.follow(session, "/things", "r")  # type: ignore[arg-type]
+    for _ in range(90):
+        next(seen)
+    busiest = max(sum(1 for t in sent[i:] if t < start + 10) for i, start in enumerate(sent))
+    compare(busiest, expected=30)  # the first 10 s: the GET and 29 watches
 
 
 def test_an_unreachable_server_is_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:

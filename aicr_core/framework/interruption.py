@@ -1,0 +1,139 @@
+"""SIGINT and SIGTERM while a fleet write winds down: the first asks it to stop, the second to stop at once.
+
+A single-cluster command ends at a signal as launch.py and app.py arrange it: Ctrl-C is
+`error: [INTERRUPTED] interrupted` (exit 130), SIGTERM exits 143. A fleet write cannot end so:
+some clusters may be written already and one may have a write on the wire, and the approver must
+see which. So inside `deferred()` (on the main thread) the two signals are taken over:
+
+- the first sets `requested`: the fan-out (aicr_core.fleet.fan_out) begins no new turn, its
+  sessions send no new write, every turn that has sent none is left at once, and a turn whose
+  write is on the wire finishes (bounded by its cluster's deadline); the command prints its
+  usual result and exits 128 + the signal's number (130, 143);
+- the second sets `hurried`: every turn is left at once, and the result says what is known
+  (a write that had no answer may be stored);
+- a third ends the command the signal's usual way (the handlers found on entry are back): a way
+  out should printing itself hang.
+
+The handler only appends to a list (atomic under the GIL) and never takes a lock: the main
+thread may hold that very lock (a queue's, an Event's) when the signal lands. Whoever waits
+polls `requested` (the fan-out every POLL_SECONDS). At a prompt (`prompting()`) the first signal
+also raises `Interrupted` there, so that the blocking read of the terminal ends.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+POLL_SECONDS = 0.1  # how soon a waiting fan-out sees a signal
+SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+
+
+class Interrupted(BaseException):
+    """Raised at a prompt (inside `prompting()`) by the first signal; a BaseException, as KeyboardInterrupt is."""
+
+
+class Interruption:
+    """The signals received inside `deferred()`, in order."""
+
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self._previous: dict[int, Any] = {}
+        self._prompting = False
+
+    @property
+    def requested(self) -> bool:
+        """A first signal came: begin nothing new, send no new write."""
+        return bool(self.signals)
+
+    @property
+    def hurried(self) -> bool:
+        """A second signal came: wait for nothing."""
+        return len(self.signals) >= 2
+
+    @property
+    def name(self) -> str:
+        """The first signal, as a person calls it (Ctrl-C, SIGTERM); empty before any."""
+        return self._named(0)
+
+    @property
+    def names(self) -> str:
+        """The first two signals: `Ctrl-C`, `Ctrl-C, then SIGTERM`."""
+        return ", then ".join(self._named(i) for i in range(min(2, len(self.signals))))
+
+    def _named(self, i: int) -> str:
+        if i >= len(self.signals):
+            return ""
+        signum = self.signals[i]
+        return SIGNAL_NAMES.get(signal.Signals(signum), f"signal {signum}")
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the first signal's number, as a shell reports a command that the signal ended."""
+        return 128 + self.signals[0] if self.signals else 0
+
+    @contextmanager
+    def prompting(self) -> Iterator[None]:
+        """A blocking read of the terminal: a signal raises `Interrupted` inside the block (and is recorded)."""
+        if self.requested:
+            raise Interrupted()
+        self._prompting = True
+        try:
+            yield
+        finally:
+            self._prompting = False
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.signals.append(signum)
+        if len(self.signals) >= 2:
+            self._restore()  # a third signal ends the command the usual way
+        elif self._prompting:
+            raise Interrupted()
+
+    def _take_over(self) -> None:
+        for signum in SIGNAL_NAMES:
+            previous = signal.getsignal(signum)
+            if previous is signal.SIG_IGN:
+                continue  # started with it ignored (nohup, a background job): it stays ignored
+            self._previous[signum] = signal.SIG_DFL if previous is None else previous
+            signal.signal(signum, self._handle)
+
+    def _restore(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+
+_current: Interruption | None = None
+
+
+def current() -> Interruption | None:
+    """The interruption of the `deferred()` block being run, if any (the fan-out asks)."""
+    return _current
+
+
+@contextmanager
+def deferred() -> Iterator[Interruption]:
+    """SIGINT and SIGTERM recorded, not raised, inside the block (see the module's doc); nested: the outer one.
+
+    Off the main thread (no signal is delivered there) nothing is taken over. When a signal came,
+    the handler stays in place after the block, while the command prints its result: a second
+    signal then changes nothing, a third ends the command the usual way.
+    """
+    global _current
+    if _current is not None:
+        yield _current
+        return
+    stop = Interruption()
+    if threading.current_thread() is threading.main_thread():
+        stop._take_over()
+    _current = stop
+    try:
+        yield stop
+    finally:
+        _current = None
+        if not stop.requested:
+            stop._restore()
