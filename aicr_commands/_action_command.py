@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 from typing import Any, ClassVar
 
-from aicr_commands import _fleet_forms, _fleet_write
+from aicr_commands import _fleet_forms
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.domain.actions import Action
-from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import selection as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result, Stream
 
@@ -45,7 +45,9 @@ class ActionCommand(AicrCommand):
                 from aicr_commands._approve_in_waves import approve_in_waves
 
                 return approve_in_waves(self, args)
-            return _fleet_write.fleet_write(self, args, action)
+            from aicr_commands._fleet_write import fleet_write
+
+            return fleet_write(self, args, action)
         from aicr_core.domain import operator_api as api
         from aicr_core.domain.rollout_write import write
 

@@ -30,7 +30,7 @@ from aicr_commands._fleet_write import ALREADY_APPROVED, FAILED, INTERRUPTED, SK
 from aicr_core import clock
 from aicr_core.domain.actions import APPROVE
 from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
-from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import fan_out, selection
 from aicr_core.framework import interruption
 from aicr_core.framework.result import Progress, Result, Stream
 
@@ -53,18 +53,18 @@ def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
     from aicr_core.fleet import waves_file
 
     plan = waves_file.load(args.waves)
-    waves_file.check_selectors(plan, fleet.from_profiles(args), args.waves)
+    waves_file.check_selectors(plan, selection.from_profiles(args), args.waves)
     _fleet_write.check_inputs(args, APPROVE)
     _fleet_write.check_confirmation(args, APPROVE)
-    if fleet.from_profiles(args):  # the hub is read here (a call): after every check that needs none
-        profiles = fleet.inventory(args)
+    if selection.from_profiles(args):  # the hub is read here (a call): after every check that needs none
+        profiles = selection.inventory(args)
         assignment = waves_file.assign(plan, profiles.names, profiles.labels, kind="ClusterProfile",
                                        among=profiles.among)
     else:
         profiles = None
-        assignment = waves_file.assign(plan, fleet.context_names(getattr(args, "kubeconfig", None)))
+        assignment = waves_file.assign(plan, selection.context_names(getattr(args, "kubeconfig", None)))
     contexts = [context for _, members in assignment for context in members]
-    run = _Run(command, args, plan, assignment, fleet.Fleet.from_args(args, contexts, profiles))
+    run = _Run(command, args, plan, assignment, fan_out.Fleet.from_args(args, contexts, profiles))
     return Stream(run.events())
 
 
@@ -83,7 +83,7 @@ class _Run:
     args: argparse.Namespace
     plan: Waves
     assignment: list[tuple[Wave, list[str]]]
-    selection: fleet.Fleet
+    selection: fan_out.Fleet
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     stop: interruption.Interruption = field(default_factory=interruption.Interruption)
@@ -198,7 +198,7 @@ class _Run:
             self.items[context]["result"] = "started"
         followed: dict[str, api.Rollout] = {}
         for event in self.selection.events(lambda turn: self.start(turn), members):
-            if isinstance(event, fleet.Note):
+            if isinstance(event, fan_out.Note):
                 yield self.progress(f"wave {wave.name}: {event.context}: {event.message}")
                 continue
             if event.value is None:
@@ -283,7 +283,7 @@ class _Run:
 
         for event in self.selection.events(lambda turn: follow_rollout(turn, followed[turn.context]),
                                            list(followed), seconds):
-            if isinstance(event, fleet.Note):
+            if isinstance(event, fan_out.Note):
                 yield self.progress(f"wave {wave.name}: {event.context}: {event.message}")
                 continue
             name = followed[event.context].name

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import selection as fleet  # light: the running (fan_out) is imported where a fleet runs
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
@@ -120,7 +120,9 @@ def report_errors(command: AicrCommand, outcomes: list[Outcome[Any]]) -> None:
 def read(command: AicrCommand, args: argparse.Namespace,
          single: Callable[[Turn], Result] | None = None) -> list[Outcome[Result]]:
     """The command run per selected cluster (`single`, else its take_action as is)."""
-    selection = fleet.Fleet.from_args(args)
+    from aicr_core.fleet.fan_out import Fleet
+
+    selection = Fleet.from_args(args)
     return selection.run(single or (lambda turn: run_single(command, args, turn)))
 
 

@@ -9,7 +9,7 @@ Interrupted (SIGINT, SIGTERM: aicr_core.framework.interruption): no new write is
 already sent finishes or ends by its deadline, and the result is printed all the same, each
 cluster not written `interrupted`; the exit is 128 + the signal (130, 143).
 
-Imported by command modules at module level: nothing heavy here.
+Imported when a fleet write runs (`_action_command`), not by `help`.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_commands._rollout_args import dry_run  # the waves' too
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.fleet import fan_out as fleet
 from aicr_core.framework import interruption
 from aicr_core.framework.result import Result
 
@@ -192,7 +191,9 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
     """Pick the plan's rollout in each cluster, list, confirm, write; after a signal, nothing more is written."""
     check_inputs(args, action)
     check_confirmation(args, action)
-    selection = fleet.Fleet.from_args(args)
+    from aicr_core.fleet.fan_out import Fleet
+
+    selection = Fleet.from_args(args)
     picks = selection.run(lambda turn: pick(turn, args.plan))
     items: dict[str, dict[str, Any]] = {}
     to_write: list[tuple[str, api.Rollout]] = []

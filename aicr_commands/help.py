@@ -29,8 +29,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_core import entry_points
 from aicr_core.errors import API_CODES, AicrError, Code, UsageError, shown_argument
@@ -46,7 +45,7 @@ SCOPED_FLAGS = ("reason", "expires", "dir", "override", "policy_file")
 # Codes any command may return, listed once at the end of every command's help.
 EVERY_COMMAND = (Code.USAGE, Code.PLUGIN_ERROR, Code.INTERRUPTED, Code.INTERNAL)
 API_LINE = "API"
-_SECTION = re.compile(r"^(Examples|Codes):\s*$")
+_SECTION = r"^(Examples|Codes):\s*$"  # compiled on first use (help COMMAND), not at every start
 
 
 class Help(AicrCommand):
@@ -93,14 +92,14 @@ class Help(AicrCommand):
         }, warnings=tuple(warnings))
 
 
-@dataclass
-class CommandDoc:
-    """A command's docstring, split by the convention above."""
+class CommandDoc(NamedTuple):
+    """A command's docstring, split by the convention above (a NamedTuple: `help` imports this module,
+    and a dataclass costs every start ~1%)."""
 
-    summary: str = ""
-    description: str = ""
-    examples: list[dict[str, str]] = field(default_factory=list)
-    codes: list[dict[str, str]] = field(default_factory=list)
+    summary: str
+    description: str
+    examples: list[dict[str, str]]
+    codes: list[dict[str, str]]
 
 
 def parse_doc(doc: str) -> CommandDoc:
@@ -108,23 +107,22 @@ def parse_doc(doc: str) -> CommandDoc:
     parts: dict[str, list[str]] = {"": []}
     section = ""
     for line in lines[1:]:
-        match = _SECTION.match(line)
+        match = re.match(_SECTION, line)
         if match:
             section = match.group(1)
             parts[section] = []
         else:
             parts[section].append(line)
-    result = CommandDoc(summary=lines[0].strip() if lines else "",
-                        description="\n".join(parts[""]).strip("\n"))
+    examples, codes = [], []
     for block in _blocks(parts.get("Examples", [])):
         comments = [line.lstrip("#").strip() for line in block if line.startswith("#")]
         commands = [line for line in block if not line.startswith("#")]
-        result.examples.append({"description": " ".join(comments), "command": "\n".join(commands)})
+        examples.append({"description": " ".join(comments), "command": "\n".join(commands)})
     for line in parts.get("Codes", []):
         if line.strip():
             code, _, meaning = line.strip().partition(" ")
-            result.codes.append({"code": code, "meaning": meaning.strip()})
-    return result
+            codes.append({"code": code, "meaning": meaning.strip()})
+    return CommandDoc(lines[0].strip() if lines else "", "\n".join(parts[""]).strip("\n"), examples, codes)
 
 
 def _blocks(lines: list[str]) -> list[list[str]]:

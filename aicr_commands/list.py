@@ -10,7 +10,7 @@ from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import clock
 from aicr_core.errors import AicrError, Code, UsageError, shown
-from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import selection as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Progress, Result, Rows, Stream
 

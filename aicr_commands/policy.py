@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import selection as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import BoolFlag
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
     from aicr_core.domain.rollout_write import WriteRequest
+    from aicr_core.fleet.fan_out import Turn
     from aicr_core.framework.completion import Candidates
     from aicr_core.session.kube import KubeSession
 
@@ -112,7 +113,7 @@ class Policy(AicrCommand):
         """policy check of the plan's open rollout in each selected cluster."""
         check_request(args, "")  # the flags' bounds and --policy-file's path fail before any cluster is asked
 
-        def single(turn: fleet.Turn) -> Result:
+        def single(turn: Turn) -> Result:
             rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.session, args.plan), args.plan)
             if rollout is None:
                 raise AicrError(Code.NOT_FOUND, _fleet.no_open_rollout(args.plan))

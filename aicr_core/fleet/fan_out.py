@@ -1,9 +1,8 @@
-"""One command over many clusters: the fleet flags, choosing the contexts, and running per cluster.
+"""One command over many clusters: running a function per cluster, each with its own session and deadline.
 
-`--contexts LIST` (names and shell-style globs, `!` excludes) or `--all-contexts` chooses
-kubeconfig contexts, taken in the merged kubeconfig's order; `--parallel N` bounds how many
-clusters are worked on at once. Each cluster gets a session of its own (its own kubeconfig
-entry: server, CA, credentials, exec plugin run inside its turn) and a deadline of its own.
+The clusters are chosen by the fleet flags (aicr_core.fleet.selection). Each cluster gets a
+session of its own (its own kubeconfig entry: server, CA, credentials, exec plugin run inside
+its turn) and a deadline of its own.
 
 This module knows contexts and sessions, not rollouts: a command hands `Fleet.run` a function
 of one session, and gets back one `Outcome` per context, its value or its error.
@@ -22,22 +21,22 @@ begun, and each begun that has sent no write, ends at once as INTERRUPTED; a tur
 was sent finishes, bounded by its deadline. At the second, those are left too, their outcome
 INTERRUPTED with `write_unanswered`: the write may be stored.
 
-Module-level imports stay light: `help` imports the command modules that call `add_*_flags`.
+Imported only where a fleet runs (its dataclasses cost `help` a few milliseconds): command
+modules import `selection` at module level and this module inside the functions that run.
 """
 from __future__ import annotations
 
 import argparse
 import collections
-import fnmatch
 import queue
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from aicr_core.errors import AicrError, Code, UsageError, shown
+from aicr_core.errors import AicrError, Code
+from aicr_core.fleet.selection import DEFAULT_PARALLEL, chosen_contexts, from_profiles, inventory, parallel_of
 
 if TYPE_CHECKING:
     from aicr_core.fleet.cluster_profiles import Inventory
@@ -49,198 +48,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFAULT_PARALLEL = 16
 GRACE_SECONDS = 0.2  # how long past its deadline a cluster's worker may take to report before it is left behind
 CLUSTER_CALLS = "the API calls of this command"  # what a TIMEOUT names after `context NAME: `, as the session does
-PLAN_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-# The connection flags each cluster's own kubeconfig entry decides (argparse dest, flag name).
-PER_CLUSTER_FLAGS = (("server", "--server"), ("token", "--token"), ("user", "--user"), ("cluster", "--cluster"),
-                     ("certificate_authority", "--certificate-authority"),
-                     ("client_certificate", "--client-certificate"), ("client_key", "--client-key"),
-                     ("tls_server_name", "--tls-server-name"),
-                     ("insecure_skip_tls_verify", "--insecure-skip-tls-verify"))
-FLEET_DESTS = (("contexts", "--contexts"), ("all_contexts", "--all-contexts"), ("parallel", "--parallel"),
-               ("plan", "--plan"), ("waves", "--waves"), ("yes", "--yes"), ("cluster_profiles", "--cluster-profiles"),
-               ("profile_namespace", "--profile-namespace"), ("profile_selector", "--profile-selector"),
-               ("cluster_profile_providers", "--cluster-profile-providers"))
-# The flags that choose the clusters from a hub's ClusterProfiles (aicr_core.fleet.cluster_profiles).
-PROFILE_DESTS = ("cluster_profiles", "profile_namespace", "profile_selector", "cluster_profile_providers")
-
-
-# -- the flags ----------------------------------------------------------------------------------
-
-def parallel_count(text: str) -> int:
-    if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"invalid --parallel {shown(text)}: a whole number of clusters, at least 1")
-    return int(text)
-
-
-def plan_digest(text: str) -> str:
-    if not PLAN_DIGEST.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"invalid --plan {shown(text)}: a full plan digest, sha256: and 64 "
-                                         "lowercase hex digits")
-    return text
-
-
-def add_selection_flags(parser: argparse.ArgumentParser) -> None:
-    """--contexts, --all-contexts, --parallel, and the ClusterProfile flags: for the commands that may run
-    across clusters."""
-    group = parser.add_argument_group("fleet: one command across the kubeconfig's clusters")
-    action = group.add_argument("--contexts", metavar="LIST",
-                                help="comma-separated context names and globs (gpu-prod-*); !PATTERN excludes; "
-                                     "with --cluster-profiles, NAMESPACE/NAME of profiles")
-    action.completer = complete_contexts  # type: ignore[attr-defined]
-    group.add_argument("--all-contexts", action="store_true", help="every context of the kubeconfig")
-    group.add_argument("--parallel", metavar="N", type=parallel_count,
-                       help=f"at most N clusters at once (default {DEFAULT_PARALLEL})")
-    inventory = parser.add_argument_group("fleet: the clusters of a hub's ClusterProfiles (Cluster Inventory API)")
-    inventory.add_argument("--cluster-profiles", action="store_true",
-                           help="the clusters are the ClusterProfiles the hub (the current context, or --context) "
-                                "lists; each named NAMESPACE/NAME")
-    action = inventory.add_argument("--profile-namespace", metavar="NS",
-                                    help="only the ClusterProfiles of this namespace (default: all)")
-    action.completer = complete_profile_namespaces  # type: ignore[attr-defined]
-    inventory.add_argument("--profile-selector", metavar="SELECTOR",
-                           help="only the ClusterProfiles whose labels match (the syntax of -l)")
-    inventory.add_argument("--cluster-profile-providers", metavar="FILE",
-                           help="the provider file (KEP-5339's JSON): which credentials plugin reaches a member")
-
-
-def add_plan_flags(parser: argparse.ArgumentParser, plans: Callable[..., Any] | None = None, *,
-                   waves: bool = False, yes: bool = True) -> None:
-    """--plan DIGEST (completed by `plans`), --yes for writes, --waves FILE for approve: the fleet form of a command."""
-    group = parser.add_argument_group("fleet writes")
-    action = group.add_argument("--plan", metavar="DIGEST", type=plan_digest,
-                                help="in place of ROLLOUT: the open rollout to this plan in each selected cluster")
-    action.completer = plans  # type: ignore[attr-defined]
-    if waves:
-        group.add_argument("--waves", metavar="FILE",
-                           help="approve wave by wave as FILE says (a Waves document), stopping at failures")
-    if yes:
-        group.add_argument("--yes", action="store_true",
-                           help="write without asking (needed when stdin or stderr is no terminal)")
-
-
-def selected(args: argparse.Namespace) -> bool:
-    """Whether the command runs across clusters (--contexts, --all-contexts, --waves, or a ClusterProfile flag)."""
-    return bool(getattr(args, "contexts", None) is not None or getattr(args, "all_contexts", False)
-                or getattr(args, "waves", None) is not None
-                or any(getattr(args, dest, None) not in (None, False) for dest in PROFILE_DESTS))
-
-
-def from_profiles(args: argparse.Namespace) -> bool:
-    """Whether the clusters are a hub's ClusterProfiles (--cluster-profiles)."""
-    return bool(getattr(args, "cluster_profiles", False))
-
-
-def given_flags(args: argparse.Namespace) -> list[str]:
-    """The fleet flags given, by name."""
-    given = []
-    for dest, flag in FLEET_DESTS:
-        value = getattr(args, dest, None)
-        if value not in (None, False):
-            given.append(flag)
-    return given
-
-
-def refuse_fleet_flags(args: argparse.Namespace, form: str) -> None:
-    """A fleet flag on a form that does not take it: [USAGE], never ignored."""
-    given = given_flags(args)
-    if given:
-        raise UsageError(f"{given[0]} cannot be used with {form}")
-
-
-def check_selection(args: argparse.Namespace) -> None:
-    """The [USAGE] rules of choosing clusters, before any call (the contexts themselves: `choose`)."""
-    from aicr_core.fleet.cluster_profiles import check_flags
-
-    check_flags(args)
-    profiles = from_profiles(args)
-    fleet_flag = "--cluster-profiles" if profiles else "--waves" if getattr(args, "waves", None) is not None else (
-        "--all-contexts" if getattr(args, "all_contexts", False) else "--contexts")
-    if getattr(args, "waves", None) is not None:
-        for other in ("contexts", "all_contexts"):
-            if getattr(args, other, None) not in (None, False):
-                raise UsageError(f"--{other.replace('_', '-')} cannot be used with --waves: the waves choose the "
-                                 "clusters")
-    if getattr(args, "contexts", None) is not None and getattr(args, "all_contexts", False):
-        raise UsageError("--contexts and --all-contexts cannot be used together")
-    if getattr(args, "context", None) and not profiles:  # with --cluster-profiles it names the hub
-        raise UsageError(f"--context cannot be used with {fleet_flag}: it chooses one cluster")
-    decides = "each member's ClusterProfile and provider decide" if profiles else \
-        "each cluster's own kubeconfig entry decides"
-    for dest, flag in PER_CLUSTER_FLAGS:
-        if getattr(args, dest, None):
-            raise UsageError(f"{flag} cannot be used with {fleet_flag}: {decides} it (only --as, --as-group, "
-                             "--as-uid and --request-timeout apply to all)")
-    if getattr(args, "contexts", None) is not None:
-        patterns(args.contexts)
-
-
-def patterns(text: str) -> list[str]:
-    """`a,gpu-*,!gpu-lab-*` -> its entries; an empty list or entry is [USAGE]."""
-    entries = [entry.strip() for entry in text.split(",")]
-    if not text.strip() or all(not entry for entry in entries):
-        raise UsageError("--contexts needs at least one context name or pattern")
-    if any(not entry or entry == "!" for entry in entries):
-        raise UsageError(f"--contexts {shown(text)} has an empty entry")
-    return entries
-
-
-def matches(name: str, pattern: str) -> bool:
-    return name == pattern or fnmatch.fnmatchcase(name, pattern)
-
-
-def choose(names: Sequence[str], entries: Sequence[str], what: str = "--contexts", kind: str = "context",
-           among: str = "of the kubeconfig") -> list[str]:
-    """The members `entries` select, in their order (the kubeconfig's): names and globs, `!` excluding.
-
-    Only exclusions: every member but those. Any entry that matches no member is [USAGE]
-    (a typo must not shrink the fleet silently), and so is a selection left empty. `kind` and
-    `among` say what the names are, for messages ("context" "of the kubeconfig").
-    """
-    include = [e for e in entries if not e.startswith("!")]
-    exclude = [e[1:] for e in entries if e.startswith("!")]
-    for entry in [*include, *exclude]:
-        if not any(matches(name, entry) for name in names):
-            raise UsageError(f"{what}: {shown(entry)} matches no {kind} {among}")
-    chosen = [name for name in names if (not include or any(matches(name, e) for e in include))
-              and not any(matches(name, e) for e in exclude)]
-    if not chosen:
-        raise UsageError(f"{what} selects no {kind}")
-    return chosen
-
-
-def context_names(kubeconfig: str | None) -> list[str]:
-    """The contexts of the merged kubeconfig, in its order (as kubectl merges the files)."""
-    from aicr_core.session.kubeconfig import merged_context_names
-
-    return merged_context_names(kubeconfig)
-
-
-def chosen_contexts(args: argparse.Namespace, profiles: Inventory | None = None) -> list[str]:
-    """The members --contexts/--all-contexts choose: contexts of the kubeconfig, or of the kept ClusterProfiles."""
-    if profiles is not None:
-        if getattr(args, "contexts", None) is None:
-            return profiles.names
-        return choose(profiles.names, patterns(args.contexts), kind="ClusterProfile", among=profiles.among)
-    names = context_names(getattr(args, "kubeconfig", None))
-    if getattr(args, "all_contexts", False):
-        if not names:
-            raise UsageError("--all-contexts: the kubeconfig has no context")
-        return list(names)
-    return choose(names, patterns(args.contexts))
-
-
-def inventory(args: argparse.Namespace) -> Inventory:
-    """With --cluster-profiles: the provider file, then the hub's kept profiles (its read is a call)."""
-    from aicr_core.fleet import cluster_profiles
-
-    return cluster_profiles.read(args)
-
-
-def parallel_of(args: argparse.Namespace) -> int:
-    return int(getattr(args, "parallel", None) or DEFAULT_PARALLEL)
 
 
 # -- running one function per cluster -------------------------------------------------------------
@@ -505,35 +314,3 @@ class Fleet:
             return Outcome(job.context, error=err)
         except Exception as err:  # noqa: BLE001 - one cluster's bug is that cluster's error, not the fleet's end
             return Outcome(job.context, error=AicrError(Code.INTERNAL, f"{type(err).__name__}: {err} (a bug)"))
-
-
-# -- completion ------------------------------------------------------------------------------------
-
-def complete_contexts(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-    """`--contexts a,b<TAB>`: the context names not yet in the list, after what is typed (with
-    --cluster-profiles: the NAMESPACE/NAME of the hub's profiles, as --profile-namespace and
-    --profile-selector keep them)."""
-    from aicr_core.framework.completion import NO_FILES, NO_SPACE, Candidates, kubeconfig_names
-
-    done, _comma, current = prefix.rpartition(",")
-    lead = f"{done}," if done else ""
-    typed = {entry.lstrip("!") for entry in done.split(",") if entry}
-    negate = "!" if current.startswith("!") else ""
-    names: Sequence[str] | Candidates
-    if from_profiles(parsed_args):
-        from aicr_core.fleet.cluster_profiles import completion_profiles
-
-        names = [profile.member for profile in completion_profiles(parsed_args)]
-    else:
-        names = kubeconfig_names("contexts")(parsed_args=parsed_args)
-    assert not isinstance(names, Candidates)
-    words = [f"{lead}{negate}{name}" for name in names
-             if name not in typed and f"{negate}{name}".startswith(current)]
-    return Candidates(words, NO_SPACE | NO_FILES)
-
-
-def complete_profile_namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-    """`--profile-namespace <TAB>`: the hub's namespaces that hold ClusterProfiles."""
-    from aicr_core.fleet.cluster_profiles import complete_namespaces
-
-    return complete_namespaces(prefix, parsed_args)

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from aicr_core import go_duration as duration
 from aicr_core.errors import UsageError, shown
-from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import selection as fleet
 
 API_VERSION = "aicr.run/v1alpha1"
 KIND = "Waves"

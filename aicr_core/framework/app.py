@@ -10,7 +10,6 @@ what is not used.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import logging
 import signal
@@ -220,7 +219,7 @@ class AicrApp(App):
             if getattr(renderer, "table", False):
                 options = output.current()
                 if header_shown:
-                    options = dataclasses.replace(options, no_headers=True)
+                    options = options._replace(no_headers=True)
                 with output.rendering(options):
                     self.show(self.render(renderer, name, batch), batch)
                 header_shown = header_shown or bool(items)

@@ -20,15 +20,16 @@ import contextvars
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from aicr_core.framework.terminal import safe
 
 COLOR_CHOICES = ("auto", "always", "never")
 
 
-@dataclass(frozen=True)
-class OutputOptions:
+class OutputOptions(NamedTuple):
+    """The output options of one rendering (a NamedTuple: a frozen dataclass costs every start ~1%)."""
+
     no_headers: bool = False          # leave out the header line of a table (kubectl's --no-headers)
     color: bool = False               # colour phases, outcomes and verdicts (settled from --color and NO_COLOR)
     allow_missing_template_keys: bool = True  # a template's missing key prints nothing, else an error
@@ -74,9 +75,10 @@ ROLES = {
     "muted": "2",     # dim: ended without success or failure (expired, revoked), unknown
 }
 _OPEN, _SPLIT, _CLOSE = "\x0e", "\x1f", "\x0f"  # controls: cluster text reaching a layout is escaped already
-_MARK = re.compile(f"{_OPEN}([a-z]+){_SPLIT}([^{_OPEN}{_SPLIT}{_CLOSE}]*){_CLOSE}")
+# Patterns, not compiled here: `re` compiles them on first use (most runs print no colour mark at all).
+_MARK = f"{_OPEN}([a-z]+){_SPLIT}([^{_OPEN}{_SPLIT}{_CLOSE}]*){_CLOSE}"
 _RESET = "\x1b[0m"
-_KNOWN_MARK = re.compile(f"{_OPEN}(?:{'|'.join(ROLES)}){_SPLIT}([^{_OPEN}{_SPLIT}{_CLOSE}]*){_CLOSE}")
+_KNOWN_MARK = f"{_OPEN}(?:{'|'.join(ROLES)}){_SPLIT}([^{_OPEN}{_SPLIT}{_CLOSE}]*){_CLOSE}"
 
 
 def paint(text: str, role: str | None) -> str:
@@ -93,9 +95,9 @@ def finish(text: str, color: bool) -> str:
     if _OPEN not in text:
         return safe(text)
     if not color:  # safe() works character by character: unmark, then escape the whole (one C-level pass)
-        return safe(_KNOWN_MARK.sub(r"\1", text))
+        return safe(re.sub(_KNOWN_MARK, r"\1", text))
     out, last = [], 0
-    for match in _MARK.finditer(text):
+    for match in re.finditer(_MARK, text):
         role, inner = match.group(1), match.group(2)
         if role not in ROLES:
             continue  # not one of ours: escaped below with the plain text around it
@@ -109,4 +111,4 @@ def finish(text: str, color: bool) -> str:
 
 def strip_marks(text: str) -> str:
     """The text without its colour marks (for a layout's text used where no colour goes)."""
-    return _KNOWN_MARK.sub(r"\1", text)
+    return re.sub(_KNOWN_MARK, r"\1", text)

@@ -5,7 +5,8 @@ the kubeconfig exactly as kubectl's `clientcmd` overrides do; the loading
 itself is in `aicr_core.session.kubeconfig`, which is imported only when a command
 talks to the API server, so this module stays light for `help`.
 """
-from __future__ import annotations
+# Annotations evaluated (no `from __future__ import annotations`): a NamedTuple's string annotations are
+# each compiled when it is defined (typing.ForwardRef), which every start of `kubectl aicr` would pay.
 
 import argparse
 import re
@@ -37,7 +38,7 @@ class Overrides(NamedTuple):
     request_timeout: float | None = None  # seconds; 0: no deadline; None: the default (30 s)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Overrides:
+    def from_args(cls, args: argparse.Namespace) -> "Overrides":
         def get(name: str) -> str | None:
             value = getattr(args, name, None)
             return value if value else None

@@ -163,7 +163,8 @@ def test_help_of_any_command_imports_nothing_heavy() -> None:
             f"codes = [AicrApp(stdout=out, stderr=out).run(['help', n]) for n in {BUILT_IN!r}]; "
             "assert codes == [0] * len(codes), out.getvalue(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'yaml', 'pluggy') "
-            "or m.startswith(('aicr_core.domain', 'aicr_core.session.kube', 'aicr_core.session.watch')) "
+            "or m.startswith(('aicr_core.domain', 'aicr_core.session.kube', 'aicr_core.session.watch', "
+            "'aicr_core.fleet.fan_out')) "
             "and m not in ('aicr_core.domain', 'aicr_core.domain.actions')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     compare((proc.returncode, proc.stdout.strip()), expected=(0, "[]"), suffix=proc.stderr)

@@ -5,6 +5,7 @@ MkDocs, so they also hold where the docs extra is not installed.
 """
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,3 +67,34 @@ def test_the_readme_is_a_front_page_that_links_every_page() -> None:
     assert "tools/testbed.py demo" in first_commands and "bash .ci/run" in first_commands, first_commands
     compare(sorted(p.name for p in DOCS.glob("*.md") if p.name != "index.md"
                    and f"(docs/{p.name})" not in readme), expected=[])
+
+
+MODULE_REFERENCE = re.compile(r"\baicr_(?:core|commands|renderers|policies|admission)\b"
+                              r"(?:[./][A-Za-z_][A-Za-z0-9_*]*)*")
+
+
+def named_in(reference: str) -> bool:
+    """A path (`aicr_core/framework/app.py`, `aicr_renderers/jsonpath*.py`) that exists, or a dotted module
+    with attributes (`aicr_core.domain.write_decision.decide`) that imports and has them."""
+    if "/" in reference:
+        return any(ROOT.glob(reference.rstrip("/.")))
+    parts = reference.rstrip(".").split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found: Any = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attribute in parts[split:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+def test_the_modules_the_pages_name_exist() -> None:
+    """The code moved into rooms (issue 20): a page that names a module by its old path misleads."""
+    pages = sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]
+    missing = [f"{page.name}: {ref}" for page in pages for ref in MODULE_REFERENCE.findall(page.read_text())
+               if not named_in(ref)]
+    compare(missing, expected=[])

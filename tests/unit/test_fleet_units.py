@@ -14,6 +14,7 @@ from testfixtures import compare
 
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import fan_out as fleet
+from aicr_core.fleet import selection
 from aicr_core.fleet import waves_file as waves
 from aicr_core.framework import interruption
 from aicr_core.session.connection_flags import Overrides
@@ -32,7 +33,7 @@ NAMES = ["gpu-lab-1", "gpu-eu-1", "gpu-eu-2", "gpu-us-1", "cpu-dev"]
     (["gpu-eu-?"], ["gpu-eu-1", "gpu-eu-2"]),
 ])
 def test_names_globs_and_exclusions_in_kubeconfig_order(entries: list[str], expected: list[str]) -> None:
-    compare(fleet.choose(NAMES, entries), expected=expected)
+    compare(selection.choose(NAMES, entries), expected=expected)
 
 
 @pytest.mark.parametrize(("entries", "message"), [
@@ -42,18 +43,18 @@ def test_names_globs_and_exclusions_in_kubeconfig_order(entries: list[str], expe
 ])
 def test_a_selection_that_cannot_be_what_was_meant_is_usage(entries: list[str], message: str) -> None:
     with pytest.raises(UsageError) as raised:
-        fleet.choose(NAMES, entries)
+        selection.choose(NAMES, entries)
     compare(raised.value.message, expected=message)
 
 
 @pytest.mark.parametrize("text", ["", " ", ",", "a,,b", "a,!"])
 def test_an_empty_list_or_entry_is_usage(text: str) -> None:
     with pytest.raises(UsageError):
-        fleet.patterns(text)
+        selection.patterns(text)
 
 
 def test_a_literal_name_with_glob_characters_matches_itself() -> None:
-    compare(fleet.choose(["ctx[1]", "ctx1"], ["ctx[1]"]), expected=["ctx[1]", "ctx1"])  # the name, and the glob
+    compare(selection.choose(["ctx[1]", "ctx1"], ["ctx[1]"]), expected=["ctx[1]", "ctx1"])  # the name, and the glob
 
 
 # -- the waves file -----------------------------------------------------------------------------------------

@@ -1,0 +1,67 @@
+"""What the real `kubectl aicr help` and `describe` import: the lazy imports that keep their start-up short.
+
+Each run is the real command through kubectl; a `sitecustomize` module on PYTHONPATH writes the
+names in `sys.modules` when the process exits. `help` loads every command module for its
+summary, so what those modules import at their top is paid by every start: the Kubernetes
+client, the domain (but the Action table, a list of names and words), the fleet's fan-out and
+dataclasses stay out. `describe` reads and prints: no policy engine, no policy file schema, no
+write. docs/performance.md has the figures these imports cost.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from testfixtures import compare
+
+from support.fake_apiserver import ByPath, Respond, fake_apiserver
+from support.harness import Aicr
+from support.samples import REPORT, ROLLOUT
+
+R = ROLLOUT["metadata"]["name"]
+PROBE = """import atexit, os, sys
+
+def _write_modules() -> None:
+    with open(os.environ["AICR_TEST_MODULES"], "w") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+
+atexit.register(_write_modules)
+"""
+# Third-party packages that neither command may import: the Kubernetes client (~0.2 s), what it
+# brings, the policy hooks' pluggy and the policy file's pydantic.
+CLIENT = ("kubernetes", "urllib3", "yaml", "pluggy", "pydantic")
+# What `describe` needs of the domain: the rollout read, the operator API, the report's check.
+POLICIES = ("aicr_core.domain.policy_engine", "aicr_core.domain.policy_file", "aicr_core.domain.hookspecs",
+            "aicr_core.domain.write_decision", "aicr_core.domain.rollout_write", "aicr_core.domain.action_rules",
+            "aicr_policies", "pluggy")
+
+
+def imported(aicr: Aicr, tmp_path: Path, *args: str, kubeconfig: Path | None = None) -> tuple[list[str], str]:
+    """The modules the real `kubectl aicr ARGS` had imported when it exited (which must be 0), and its output."""
+    probe = tmp_path / "probe"
+    probe.mkdir(exist_ok=True)
+    (probe / "sitecustomize.py").write_text(PROBE)
+    out = tmp_path / "modules"
+    proc = aicr(*args, kubeconfig=kubeconfig, PYTHONPATH=str(probe), AICR_TEST_MODULES=str(out))
+    compare((proc.returncode, proc.stderr), expected=(0, ""))
+    names = out.read_text().split()
+    assert "aicr_core.framework.app" in names, names  # the probe saw the command's own process
+    return names, proc.stdout
+
+
+def test_help_imports_no_client_no_domain_but_the_action_table(aicr: Aicr, tmp_path: Path) -> None:
+    names, _ = imported(aicr, tmp_path, "help")
+    compare([n for n in names if n.split(".")[0] in CLIENT or n.startswith("aicr_core.session.kube")
+             or n.startswith("aicr_core.domain.") and n != "aicr_core.domain.actions"
+             or n in ("aicr_core.fleet.fan_out", "aicr_commands._fleet_write", "dataclasses")], expected=[])
+    assert {"aicr_commands.approve", "aicr_commands.list", "aicr_commands.wait"} <= set(names)  # each summary
+
+
+def test_describe_imports_no_policy_engine(aicr: Aicr, tmp_path: Path) -> None:
+    report = {"metadata": {"name": "report"}, "data": {"report.json": REPORT}}
+    routes = ByPath((("/api/v1/namespaces/aicr-system/configmaps/", Respond(200, report)),), Respond(200, ROLLOUT))
+    with fake_apiserver(tmp_path, [routes]) as server:
+        names, output = imported(aicr, tmp_path, "describe", R, "-o", "json",
+                                 kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
+    compare(json.loads(output)["assessment"]["status"], expected="verified")  # the report was read and checked
+    compare([n for n in names if n.split(".")[0] in POLICIES or n in POLICIES], expected=[])
