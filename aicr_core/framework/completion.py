@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aicr_core.framework.process_exit import exit_without_teardown
+
 NO_SPACE, NO_FILES, DIRECTORIES, KEEP_ORDER = 2, 4, 16, 32
 DEFAULT = 0  # the shell completes file names
 BUDGET_SECONDS = 2.0
@@ -77,8 +79,10 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
 def console_script() -> None:
     _silence_stderr()
     main()
-    sys.stdout.flush()
-    os._exit(0)  # a completer still waiting on the network must not hold the prompt
+    # Not Python's exit: it would wait for nothing (the worker is a daemon) but free every object
+    # first. The atexit functions still run: they remove the private folder of the client's key files
+    # and end a credential plugin the worker still waits on, so a completer holds no prompt.
+    exit_without_teardown(0)
 
 
 def _silence_stderr() -> None:

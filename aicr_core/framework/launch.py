@@ -9,7 +9,9 @@ first: until the application is imported, a Ctrl-C prints
 cleaning up yet: no file is written while modules import). From then on it
 is KeyboardInterrupt, which the application reports the same way after its
 cleanups. Once the command is over, a late Ctrl-C is ignored, so that the
-interpreter's teardown never turns a finished command into a traceback.
+interpreter's teardown never turns a finished command into a traceback. The
+process then ends without that teardown (`process_exit`: the `atexit`
+functions still run).
 
 Only the few milliseconds before Python runs any of our code (its own
 start-up and `site`) remain the interpreter's: a Ctrl-C then ends it as
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from types import FrameType
 
 INTERRUPTED = b"error: [INTERRUPTED] interrupted\n"
@@ -46,4 +47,6 @@ def console_script() -> None:
         code = EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.exit(code)
+    from aicr_core.framework.process_exit import exit_without_teardown
+
+    exit_without_teardown(code)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from testfixtures import compare
 
@@ -49,3 +50,14 @@ def test_plan_digests_and_configmap_names(aicr: Aicr, plane: testbed.ControlPlan
     # A user who may not list ConfigMaps gets nothing, quietly.
     compare(complete(aicr, "reproduce", "", kubeconfig=plane.kubeconfig_for("pat")), expected=([], ":4"))
 
+
+
+def test_completion_leaves_no_key_file_behind(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                              tmp_path: Path) -> None:
+    """The kubeconfig's inline key data goes to temporary files for the client: they go when completion ends."""
+    waiting = seed.rollout()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    candidates, _ = complete(aicr, "approve", "", kubeconfig=plane.kubeconfig_for("victor"), TMPDIR=str(tmp))
+    assert waiting in words(candidates), candidates  # it did read the cluster, with the key data
+    compare(sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*")), expected=[])
