@@ -43,6 +43,10 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 FLOOR = "import kubernetes.config, cliff.app, stevedore"
 HELP_FLOOR = "import cliff.app, stevedore"
+# The floors end as Python ends, freeing every object; our commands skip that teardown
+# (aicr_core/framework/process_exit.py). Each floor is also timed ending with os._exit, so the
+# like-for-like ratio is printed beside the target's (no target: the issue's yardstick is the floor).
+NO_TEARDOWN = "; import os; os._exit(0)"
 BASELINE = "15616c0"  # the head before issue 20's round of work
 
 
@@ -190,6 +194,7 @@ def startup(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, e
         "kubectl version --client": lambda: [kubectl, "version", "--client"],
         "python -c pass": lambda: [python, "-c", "pass"],
         "help floor: python -c 'import cliff.app, stevedore'": lambda: [python, "-c", HELP_FLOOR],
+        "help floor without teardown (os._exit)": lambda: [python, "-c", HELP_FLOOR + NO_TEARDOWN],
         "kubectl-aicr help": lambda: [str(aicr_bin / "kubectl-aicr"), "help"],
         f"kubectl-aicr help at {rev}": lambda: [str(base_bin / "kubectl-aicr"), "help"],
         "kubectl-aicr --help": lambda: [str(aicr_bin / "kubectl-aicr"), "--help"],
@@ -200,6 +205,8 @@ def startup(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, e
     print(time_row("help / help floor (time)", help_, got["help floor: python -c 'import cliff.app, stevedore'"],
                    1.15))
     print(time_row(f"help / help at {rev} (time)", help_, got[f"kubectl-aicr help at {rev}"], 1.03))
+    print(time_row("  help / help floor without teardown (time)", help_,
+                   got["help floor without teardown (os._exit)"], None))
     print(time_row("  kubectl-aicr help / kubectl version --client (time)", help_,
                    got["kubectl version --client"], None))
     print(time_row("  python -c pass / kubectl version --client (time)", got["python -c pass"],
@@ -238,6 +245,7 @@ def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, e
         print(f"\nOn the local control plane ({load_average()} before the runs)", flush=True)
         got = measure(runs, {
             "floor": lambda: [python, "-c", FLOOR],
+            "floor without teardown (os._exit)": lambda: [python, "-c", FLOOR + NO_TEARDOWN],
             "kubectl get runtimerollout NAME -o yaml": lambda: [kubectl, "get", "runtimerollout", small, "-o", "yaml"],
             "kubectl version --client": lambda: [kubectl, "version", "--client"],
             "kubectl-aicr describe NAME": lambda: [aicr, "describe", small],
@@ -253,6 +261,8 @@ def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, e
         print(time_row("describe / floor (time)", describe, got["floor"], 1.10))
         print(time_row(f"describe / describe at {rev} (time)", describe, got[f"kubectl-aicr describe NAME at {rev}"],
                        1.03))
+        print(time_row("  describe / floor without teardown (time)", describe,
+                       got["floor without teardown (os._exit)"], None))
         print(time_row("  kubectl: get -o yaml / version --client (time)", get, got["kubectl version --client"],
                        None))
         print(row("describe / kubectl get -o yaml (peak RSS)", describe.peak_kib, get.peak_kib, 1.2))
