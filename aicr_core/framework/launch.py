@@ -11,7 +11,8 @@ is KeyboardInterrupt, which the application reports the same way after its
 cleanups. Once the command is over, a late Ctrl-C is ignored, so that the
 interpreter's teardown never turns a finished command into a traceback. The
 process then ends without that teardown (`process_exit`: the `atexit`
-functions still run).
+functions still run). While the application is imported, the cyclic
+garbage collector is off.
 
 Only the few milliseconds before Python runs any of our code (its own
 start-up and `site`) remain the interpreter's: a Ctrl-C then ends it as
@@ -19,6 +20,7 @@ Python does.
 """
 from __future__ import annotations
 
+import gc
 import os
 import signal
 from types import FrameType
@@ -37,8 +39,14 @@ def console_script() -> None:
     if not ignored:
         signal.signal(signal.SIGINT, _interrupted_while_starting)
     try:
+        # The application's import (cliff, stevedore, our modules) makes some 25,000 objects that live
+        # as long as the process and form no garbage: the cyclic collector, which would walk them again
+        # and again (5% of `help`'s instructions), is off meanwhile, and then told to leave them alone.
+        gc.disable()
         from aicr_core.framework import app
 
+        gc.freeze()
+        gc.enable()
         if not ignored:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         code = app.console_main()

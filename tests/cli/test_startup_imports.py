@@ -19,11 +19,13 @@ from support.harness import Aicr
 from support.samples import REPORT, ROLLOUT
 
 R = ROLLOUT["metadata"]["name"]
-PROBE = """import atexit, os, sys
+PROBE = """import atexit, gc, os, sys
 
 def _write_modules() -> None:
     with open(os.environ["AICR_TEST_MODULES"], "w") as out:
         out.write("\\n".join(sorted(sys.modules)))
+    with open(os.environ["AICR_TEST_MODULES"] + ".gc", "w") as out:
+        out.write(f"{gc.isenabled()} {gc.get_freeze_count() > 0}")
 
 atexit.register(_write_modules)
 """
@@ -55,6 +57,13 @@ def test_help_imports_no_client_no_domain_but_the_action_table(aicr: Aicr, tmp_p
              or n.startswith("aicr_core.domain.") and n != "aicr_core.domain.actions"
              or n in ("aicr_core.fleet.fan_out", "aicr_commands._fleet_write", "dataclasses")], expected=[])
     assert {"aicr_commands.approve", "aicr_commands.list", "aicr_commands.wait"} <= set(names)  # each summary
+
+
+def test_the_collector_is_off_only_while_the_application_imports(aicr: Aicr, tmp_path: Path) -> None:
+    """launch.py turns the cyclic collector off for the import, then back on for the command (a long `wait`
+    or a fleet's waves make garbage), with the imported objects frozen out of its walks."""
+    imported(aicr, tmp_path, "help")
+    compare((tmp_path / "modules.gc").read_text(), expected="True True")  # on at exit; objects frozen
 
 
 def test_describe_imports_no_policy_engine(aicr: Aicr, tmp_path: Path) -> None:
