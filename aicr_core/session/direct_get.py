@@ -196,7 +196,8 @@ def _head(head: bytes) -> tuple[bytes, int, str, HTTPHeaderDict]:
 
 
 def _chunked(reader: _Reader, bound: int, partial: bool) -> bytes:
-    pieces, size = [], 0
+    pieces: list[bytes] = []
+    size = 0
     while True:
         line = reader.until(b"\r\n", 4096, "a chunk's size line")
         text = line.split(b";", 1)[0].strip()

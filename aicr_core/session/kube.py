@@ -212,7 +212,7 @@ class KubeSession:
         none with a proxy, nor for a URL that urllib3 would rewrite (it percent-encodes some characters,
         uppercases escapes and removes dot segments): those take urllib3's whole path, as before."""
         shared = self.settings.shared
-        prefix = shared.get("direct_prefix")
+        prefix: str | bool | None = shared.get("direct_prefix")
         if prefix is None:
             with _CLIENT_LOCK:
                 manager = self.api.rest_client.pool_manager
@@ -221,7 +221,7 @@ class KubeSession:
                 direct = type(manager) is urllib3.PoolManager and not split.query and not split.fragment
                 shared["direct_pool"] = manager.connection_from_url(host) if direct else None
                 prefix = shared["direct_prefix"] = split.path if direct else False
-        if prefix is False:
+        if not isinstance(prefix, str):
             return None
         target = prefix + path + ("?" + urllib.parse.urlencode(params) if params else "")
         if "/." in target or not _PLAIN_TARGET.fullmatch(target):
@@ -242,7 +242,7 @@ class KubeSession:
                 try:
                     answer = direct_get.get(self.settings.shared["direct_pool"], target, headers, timeout,
                                             bounded_json.MAX_BODY_BYTES, MAX_ERROR_BYTES)
-                except (ssl.SSLError, CertificateError) as err:  # as the client reports TLS failures: status 0
+                except (ssl.SSLError, CertificateError, urllib3.exceptions.SSLError) as err:  # as urllib3 reports them
                     raise api_error(ApiException(status=0, reason=f"SSLError\n{err}")) from None
                 except direct_get.TooLarge:
                     raise too_large(what, bounded_json.MAX_BODY_BYTES) from None
@@ -257,7 +257,7 @@ class KubeSession:
                             "is the server address right?")
         if answer.status >= 400:
             failure = ApiException(status=answer.status, reason=answer.reason)
-            failure.body, failure.headers = answer.body, answer.headers
+            failure.body, failure.headers = answer.body, answer.headers  # type: ignore[assignment]
             raise api_error(failure)
         return answer.body
 

@@ -17,6 +17,7 @@ client ignores it.
 """
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import json
@@ -380,8 +381,34 @@ class _Loader(KubeConfigLoader):
         super().__init__(config_dict=config, config_base_path=None)
         self._deadline = deadline
 
+    def _load_cluster_info(self) -> None:
+        """The client's, but a CA given as data stays in memory (the configuration's `ca_cert_data`, which
+        aicr_core.session.tls_contexts loads into the cluster's TLS context) rather than being written to a
+        temporary file that the connection reads back: a file made and read per cluster of a fleet. Its
+        base64 is decoded as the client decodes it (the same errors); data that is no text (a DER
+        certificate, or junk) takes the client's file, for OpenSSL to refuse it with the same words."""
+        cluster = self._cluster.value
+        data, server = cluster.get("certificate-authority-data"), cluster.get("server")
+        if not data or not isinstance(server, str) or not server.rstrip("/").startswith("https"):
+            super()._load_cluster_info()  # type: ignore[misc]
+            return
+        authority = base64.standard_b64decode(data.encode() if isinstance(data, str) else data)
+        if not authority.isascii():
+            super()._load_cluster_info()  # type: ignore[misc]
+            return
+        # The data wins over a file (as the client's FileOrData): neither is seen by the client's loading.
+        kept = {key: cluster.pop(key) for key in ("certificate-authority-data", "certificate-authority")
+                if key in cluster}
+        try:
+            super()._load_cluster_info()  # type: ignore[misc]
+        finally:
+            cluster.update(kept)
+        self.ca_cert_data = authority.decode("ascii")
+
     def _set_config(self, client_configuration: Configuration) -> None:
         super()._set_config(client_configuration)  # type: ignore[misc]
+        if "ca_cert_data" in self.__dict__:
+            client_configuration.ca_cert_data = self.ca_cert_data
         if client_configuration.refresh_api_key_hook is not None:
             client_configuration.refresh_api_key_hook = self._refresh
 
@@ -425,7 +452,6 @@ class _Loader(KubeConfigLoader):
 
 
 def _b64(text: str) -> str:
-    import base64
     return base64.standard_b64encode(text.encode()).decode()
 
 
