@@ -30,9 +30,13 @@ _RECEIVE = 1 << 16
 class Answer(NamedTuple):
     status: int
     reason: str
-    headers: HTTPHeaderDict
+    fields: list[tuple[str, str]]  # the headers as they came
     body: bytes
     truncated: bool  # the body was longer than the limit for failures: its first bytes only
+
+    @property
+    def headers(self) -> HTTPHeaderDict:
+        return HTTPHeaderDict(self.fields)
 
 
 class Malformed(Exception):
@@ -142,22 +146,22 @@ def _answer(sock: Any, limit: int, failure_limit: int) -> tuple[Answer, bool]:
     reader = _Reader(sock)
     while True:
         head = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES, "the answer's head")
-        version, status, reason, headers = _head(head)
+        version, status, reason, fields, headers = _head(head)
         if not 100 <= status < 200 or status == 101:
             break  # 1xx (100 Continue): an interim answer, skipped as http.client skips it
     failure = status >= 400
     bound = failure_limit if failure else limit
-    keep = version == b"HTTP/1.1" and "close" not in headers.get("Connection", "").lower()
+    keep = version == b"HTTP/1.1" and "close" not in headers.get("connection", "").lower()
     truncated = False
     try:
         if status in (204, 304):
             raw = b""
-        elif "chunked" in headers.get("Transfer-Encoding", "").lower():
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
             raw = _chunked(reader, bound, failure)
-        elif "Content-Length" in headers:
-            lengths = {part.strip() for part in headers["Content-Length"].split(",")}
+        elif "content-length" in headers:
+            lengths = {part.strip() for part in headers["content-length"].split(",")}
             if len(lengths) != 1 or not next(iter(lengths)).isdigit():
-                raise Malformed(f"the answer's Content-Length is {headers['Content-Length'][:40]!r}")
+                raise Malformed(f"the answer's Content-Length is {headers['content-length'][:40]!r}")
             length = int(lengths.pop())
             if length > bound:
                 raise TooLarge(reader.exactly(bound) if failure else b"")
@@ -169,30 +173,36 @@ def _answer(sock: Any, limit: int, failure_limit: int) -> tuple[Answer, bool]:
             raise
         # A failure's body is cut to the limit: its status still says what failed; the connection is not kept.
         raw, keep, truncated = err.partial[:bound], False, True
-    body = _decoded(raw, headers.get("Content-Encoding", ""), bound)
+    body = _decoded(raw, headers.get("content-encoding", ""), bound)
     if len(body) > bound:
         if not failure:
             raise TooLarge()
         body, keep, truncated = body[:bound], False, True
     if reader.buffer:  # more than the answer: nothing else may read from this connection
         keep = False
-    return Answer(status, reason, headers, body, truncated), keep
+    return Answer(status, reason, fields, body, truncated), keep
 
 
-def _head(head: bytes) -> tuple[bytes, int, str, HTTPHeaderDict]:
+def _head(head: bytes) -> tuple[bytes, int, str, list[tuple[str, str]], dict[str, str]]:
+    """The status line's version, status and reason; the headers as they came, and by lower-case name (the
+    values of a repeated one joined with `, `, as urllib3 joins them)."""
     status_line, *lines = head.split(b"\r\n")
     parts = status_line.split(None, 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not (parts[1].isdigit() and len(parts[1]) == 3):
         raise Malformed(f"the answer does not start with an HTTP/1.1 status line: {status_line[:80]!r}")
     if len(lines) > MAX_HEADERS:
         raise Malformed(f"got more than {MAX_HEADERS} headers")
-    headers = HTTPHeaderDict()
+    fields: list[tuple[str, str]] = []
+    headers: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(b":")
         if colon and name and not name[:1].isspace():
-            headers.add(name.decode("latin-1").strip(), value.decode("latin-1").strip())
+            field = (name.decode("latin-1").strip(), value.decode("latin-1").strip())
+            fields.append(field)
+            key = field[0].lower()
+            headers[key] = f"{headers[key]}, {field[1]}" if key in headers else field[1]
     reason = parts[2].decode("latin-1").strip() if len(parts) > 2 else ""
-    return parts[0], int(parts[1]), reason, headers
+    return parts[0], int(parts[1]), reason, fields, headers
 
 
 def _chunked(reader: _Reader, bound: int, partial: bool) -> bytes:

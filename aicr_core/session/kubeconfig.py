@@ -161,7 +161,19 @@ def _configuration(server: str) -> Configuration:
     reads it. A kubeconfig's proxy-url still wins (the loader sets it after this)."""
     proxies = _environment_proxies()
     proxy = proxies.get(urllib.parse.urlsplit(server).scheme) or proxies.get("all") or ""
-    return Configuration(proxy=proxy, no_proxy=proxies.get("no") or "")
+    configuration = copy.copy(_blank_configuration(proxy, proxies.get("no") or ""))
+    # Nothing mutable is shared with the template or another session (the loader fills `api_key`).
+    configuration.__dict__.update({name: dict(value) for name, value in vars(configuration).items()
+                                   if isinstance(value, dict)})
+    return configuration
+
+
+@functools.lru_cache(maxsize=8)
+def _blank_configuration(proxy: str, no_proxy: str) -> Configuration:
+    """A configuration as the client makes it, once a process: making one sets the levels of the client's
+    loggers (which empties the logging module's cache of every logger's level) and counts the CPUs,
+    a fifth of the cost of a fleet's session; each session gets a copy (`_configuration`)."""
+    return Configuration(proxy=proxy, no_proxy=no_proxy)
 
 
 @functools.lru_cache(maxsize=1)
