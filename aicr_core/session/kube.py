@@ -9,7 +9,11 @@ cluster data reaches the mapping module byte for byte (digests are computed
 over ConfigMap values), and deserialising models would only cost time.
 Requests go through the official client's connection pool (TLS, proxies,
 client certificates), with headers built here: the client can send neither
-several `Impersonate-Group` headers nor any impersonation at all.
+several `Impersonate-Group` headers nor any impersonation at all. A GET with
+no proxy in the way is sent straight on a connection of that pool, and its
+answer read by `direct_get` (a fleet's turn is two GETs, and urllib3's layers
+above the connection cost about as much CPU as the TLS handshake); urllib3
+still opens the connection, so TLS is verified exactly as for other requests.
 """
 from __future__ import annotations
 
@@ -34,9 +38,10 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.client.rest import RESTResponse
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
+from urllib3.util.ssl_match_hostname import CertificateError
 
 from aicr_core.errors import AicrError, Code, shown
-from aicr_core.session import bounded_json, tls_contexts
+from aicr_core.session import bounded_json, direct_get, tls_contexts
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
 from aicr_core.session.kubeconfig import Settings, entry_settings, first_line, load_settings
@@ -53,6 +58,8 @@ MAX_ERROR_BYTES = 1024 * 1024  # a failure's Status is a few hundred bytes
 WATCH_IDLE_SECONDS = 330.0
 # A kept connection idle for longer is not reused (Go's http.Transport: 90 s).
 KEEP_IDLE_SECONDS = 90.0
+# A request target urllib3 sends as it is: its path and query characters, escapes in upper case.
+_PLAIN_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*")
 
 
 class Gone(Exception):
@@ -179,13 +186,17 @@ class KubeSession:
     # -- the one place requests are sent ------------------------------------------------------------
     def _call(self, method: str, path: str, params: Mapping[str, str] | None = None, *, body: Any = None,
               content_type: str = "application/json") -> dict[str, Any]:
-        response = self._send(method, path, params, body=body, content_type=content_type)
         what = f"{method} {path}"
-        try:
-            with self.deadline.enforced():
-                data = read_body(response, what)
-        except (urllib3.exceptions.HTTPError, OSError) as err:
-            raise transport_error(err, self.deadline) from None
+        target = self._direct_target(path, params) if method == "GET" and body is None else None
+        if target is not None:
+            data = self._direct_get(target, what)
+        else:
+            response = self._send(method, path, params, body=body, content_type=content_type)
+            try:
+                with self.deadline.enforced():
+                    data = read_body(response, what)
+            except (urllib3.exceptions.HTTPError, OSError) as err:
+                raise transport_error(err, self.deadline) from None
         if not data.strip():
             raise AicrError(Code.INVALID_OBJECT, f"{what}: the API server's answer is empty, "
                             "not the object asked for")
@@ -199,6 +210,60 @@ class KubeSession:
             raise AicrError(Code.INVALID_OBJECT, f"{what}: the API server answered {bounded_json.kind_of(answer)}, "
                             "not the object asked for")
         return answer
+
+    def _direct_target(self, path: str, params: Mapping[str, str] | None) -> str | None:
+        """The request target of a GET that may go straight on a kept connection (aicr_core.session.direct_get):
+        none with a proxy, nor for a URL that urllib3 would rewrite (it percent-encodes some characters,
+        uppercases escapes and removes dot segments): those take urllib3's whole path, as before."""
+        shared = self.settings.shared
+        prefix: str | bool | None = shared.get("direct_prefix")
+        if prefix is None:
+            with _CLIENT_LOCK:
+                manager = self.api.rest_client.pool_manager
+                host = self.settings.configuration.host
+                split = urllib.parse.urlsplit(host)
+                direct = type(manager) is urllib3.PoolManager and not split.query and not split.fragment
+                shared["direct_pool"] = manager.connection_from_url(host) if direct else None
+                prefix = shared["direct_prefix"] = split.path if direct else False
+        if not isinstance(prefix, str):
+            return None
+        target = prefix + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        if "/." in target or not _PLAIN_TARGET.fullmatch(target):
+            return None
+        return target
+
+    def _direct_get(self, target: str, what: str) -> bytes:
+        """A GET on a kept connection of the cluster's pool: its body (status < 300), else its error."""
+        _trace("GET", target[len(self.settings.shared["direct_prefix"]):])
+        headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT)]
+        try:
+            with self.deadline.enforced():
+                timeout = self.deadline.timeout()
+                authorization = self.settings.configuration.get_api_key_with_prefix("BearerToken")  # may run a plugin
+                credentials = [("Authorization", authorization)] if authorization else []
+                headers += [(name, header_value(name, value))
+                            for name, value in [*credentials, *self.settings.impersonation.headers()]]
+                try:
+                    answer = direct_get.get(self.settings.shared["direct_pool"], target, headers, timeout,
+                                            bounded_json.MAX_BODY_BYTES, MAX_ERROR_BYTES)
+                except (ssl.SSLError, CertificateError, urllib3.exceptions.SSLError) as err:  # as urllib3 reports them
+                    raise api_error(ApiException(status=0, reason=f"SSLError\n{err}")) from None
+                except direct_get.TooLarge:
+                    raise too_large(what, bounded_json.MAX_BODY_BYTES) from None
+                except direct_get.Malformed as err:
+                    raise AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {err}") from None
+        except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
+            raise transport_error(err, self.deadline) from None
+        if 300 <= answer.status < 400:  # the client follows no redirect, and an API server sends none
+            location = first_line(str(answer.headers.get("Location") or "")) or "nowhere"
+            raise AicrError(Code.UNAVAILABLE, f"{what}: the server answered HTTP {answer.status} "
+                            f"(a redirect to {location[:200]}), which no API server sends; "
+                            "is the server address right?")
+        if answer.status >= 400:
+            failure = ApiException(status=answer.status, reason=answer.reason)
+            failure.body, failure.headers = answer.body, answer.headers  # type: ignore[assignment]
+            raise api_error(failure)
+        return answer.body
 
     def _send(self, method: str, path: str, params: Mapping[str, str] | None, *, body: Any = None,
               content_type: str = "application/json", stream: bool = False,

@@ -17,6 +17,7 @@ client ignores it.
 """
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import json
@@ -160,7 +161,19 @@ def _configuration(server: str) -> Configuration:
     reads it. A kubeconfig's proxy-url still wins (the loader sets it after this)."""
     proxies = _environment_proxies()
     proxy = proxies.get(urllib.parse.urlsplit(server).scheme) or proxies.get("all") or ""
-    return Configuration(proxy=proxy, no_proxy=proxies.get("no") or "")
+    configuration = copy.copy(_blank_configuration(proxy, proxies.get("no") or ""))
+    # Nothing mutable is shared with the template or another session (the loader fills `api_key`).
+    configuration.__dict__.update({name: dict(value) for name, value in vars(configuration).items()
+                                   if isinstance(value, dict)})
+    return configuration
+
+
+@functools.lru_cache(maxsize=8)
+def _blank_configuration(proxy: str, no_proxy: str) -> Configuration:
+    """A configuration as the client makes it, once a process: making one sets the levels of the client's
+    loggers (which empties the logging module's cache of every logger's level) and counts the CPUs,
+    a fifth of the cost of a fleet's session; each session gets a copy (`_configuration`)."""
+    return Configuration(proxy=proxy, no_proxy=no_proxy)
 
 
 @functools.lru_cache(maxsize=1)
@@ -380,8 +393,34 @@ class _Loader(KubeConfigLoader):
         super().__init__(config_dict=config, config_base_path=None)
         self._deadline = deadline
 
+    def _load_cluster_info(self) -> None:
+        """The client's, but a CA given as data stays in memory (the configuration's `ca_cert_data`, which
+        aicr_core.session.tls_contexts loads into the cluster's TLS context) rather than being written to a
+        temporary file that the connection reads back: a file made and read per cluster of a fleet. Its
+        base64 is decoded as the client decodes it (the same errors); data that is no text (a DER
+        certificate, or junk) takes the client's file, for OpenSSL to refuse it with the same words."""
+        cluster = self._cluster.value
+        data, server = cluster.get("certificate-authority-data"), cluster.get("server")
+        if not data or not isinstance(server, str) or not server.rstrip("/").startswith("https"):
+            super()._load_cluster_info()  # type: ignore[misc]
+            return
+        authority = base64.standard_b64decode(data.encode() if isinstance(data, str) else data)
+        if not authority.isascii():
+            super()._load_cluster_info()  # type: ignore[misc]
+            return
+        # The data wins over a file (as the client's FileOrData): neither is seen by the client's loading.
+        kept = {key: cluster.pop(key) for key in ("certificate-authority-data", "certificate-authority")
+                if key in cluster}
+        try:
+            super()._load_cluster_info()  # type: ignore[misc]
+        finally:
+            cluster.update(kept)
+        self.ca_cert_data = authority.decode("ascii")
+
     def _set_config(self, client_configuration: Configuration) -> None:
         super()._set_config(client_configuration)  # type: ignore[misc]
+        if "ca_cert_data" in self.__dict__:
+            client_configuration.ca_cert_data = self.ca_cert_data
         if client_configuration.refresh_api_key_hook is not None:
             client_configuration.refresh_api_key_hook = self._refresh
 
@@ -425,7 +464,6 @@ class _Loader(KubeConfigLoader):
 
 
 def _b64(text: str) -> str:
-    import base64
     return base64.standard_b64encode(text.encode()).decode()
 
 

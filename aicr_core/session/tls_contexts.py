@@ -10,7 +10,8 @@ made as urllib3 makes its own, and hands it to each connection in place of the f
 
 What is shared carries nothing of one cluster to another:
 - the key is the material itself, read from the files at each connect (a file changed under a
-  long command is taken as it is then), so two clusters share a context only when they trust
+  long command is taken as it is then) or given as data (a kubeconfig's CA data is kept in
+  memory: aicr_core.session.kubeconfig), so two clusters share a context only when they trust
   the same CA and present the same client certificate;
 - the connection's CA and certificate files are cleared once it has the context, so urllib3
   never loads another cluster's CA into a shared context (it would, were both given);
@@ -65,8 +66,10 @@ def _new_context(conn: Any, ca_file: str | None, ca_data: str | bytes | None, ce
     if ca_file or ca_data:
         try:
             context.load_verify_locations(ca_file, None, ca_data)
-        except OSError as err:
-            raise urllib3.exceptions.SSLError(err) from err
+        except (OSError, ValueError) as err:
+            if ca_file or not isinstance(ca_data, str):
+                raise urllib3.exceptions.SSLError(err) from err
+            raise urllib3.exceptions.SSLError(_file_refusal(ca_data) or err) from err
     else:
         context.load_default_certs()
     if cert_file:
@@ -74,6 +77,21 @@ def _new_context(conn: Any, ca_file: str | None, ca_data: str | bytes | None, ce
             raise urllib3.exceptions.SSLError("Client private key is encrypted, password is required")
         context.load_cert_chain(cert_file, key_file)
     return context
+
+
+def _file_refusal(ca_data: str) -> Exception | None:
+    """What OpenSSL says of this CA text read from a file: a kubeconfig's CA data is kept in memory
+    (aicr_core.session.kubeconfig), and a bad one is refused with the words it had as the client's file."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", encoding="ascii", suffix=".crt") as file:
+        file.write(ca_data)
+        file.flush()
+        try:
+            ssl.create_default_context(cafile=file.name)
+        except (OSError, ValueError) as err:
+            return err
+    return None
 
 
 def _read(path: str | None) -> bytes | None:

@@ -206,6 +206,7 @@ class FakeApiServer:
             action = next((a for prefix, a in action.routes if path.startswith(prefix)), action.default)
         if isinstance(action, Raw):
             conn.sendall(action.data)
+            conn.shutdown(socket.SHUT_RDWR)  # closed, as the docstring says: an answer without a length ends here
             return False
         if isinstance(action, Flood):
             conn.sendall(action.head)
