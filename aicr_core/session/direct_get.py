@@ -17,6 +17,7 @@ urllib3's whole path.
 """
 from __future__ import annotations
 
+import re
 import zlib
 from typing import Any, NamedTuple
 
@@ -25,6 +26,10 @@ from urllib3 import HTTPHeaderDict
 MAX_HEAD_BYTES = 256 * 1024  # http.client: 100 headers of at most 64 KiB a line
 MAX_HEADERS = 100
 _RECEIVE = 1 << 16
+# What Content-Length and a chunk's size may be: ASCII digits, hex digits (str.isdigit and int(x, 16)
+# would also take "²", "0x1f", "+1f" or "1_f", which no HTTP server sends).
+_DECIMAL = re.compile(r"[0-9]{1,18}")
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 
 
 class Answer(NamedTuple):
@@ -160,7 +165,7 @@ def _answer(sock: Any, limit: int, failure_limit: int) -> tuple[Answer, bool]:
             raw = _chunked(reader, bound, failure)
         elif "content-length" in headers:
             lengths = {part.strip() for part in headers["content-length"].split(",")}
-            if len(lengths) != 1 or not next(iter(lengths)).isdigit():
+            if len(lengths) != 1 or not _DECIMAL.fullmatch(next(iter(lengths))):
                 raise Malformed(f"the answer's Content-Length is {headers['content-length'][:40]!r}")
             length = int(lengths.pop())
             if length > bound:
@@ -211,12 +216,9 @@ def _chunked(reader: _Reader, bound: int, partial: bool) -> bytes:
     while True:
         line = reader.until(b"\r\n", 4096, "a chunk's size line")
         text = line.split(b";", 1)[0].strip()
-        try:
-            count = int(text, 16)
-        except ValueError:
-            raise Malformed(f"a chunk's size is {text[:40]!r}") from None
-        if count < 0:
-            raise Malformed("a chunk's size is negative")
+        if not _HEX.fullmatch(text):
+            raise Malformed(f"a chunk's size is {text[:40]!r}")
+        count = int(text, 16)
         if count == 0:
             while reader.until(b"\r\n", MAX_HEAD_BYTES, "the answer's trailers"):
                 pass  # trailers, ignored as http.client ignores them

@@ -64,6 +64,12 @@ def test_an_answer_larger_than_the_limit_is_refused_before_it_is_read(tmp_path: 
     (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{", "closed the connection before the end of its answer"),
     (b"HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n{", "Content-Length"),
     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "a chunk's size"),
+    # What int() would take but no HTTP server sends: a superscript digit, a 0x prefix, a sign, an underscore
+    (b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\n\r\n{}", "Content-Length"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}", "Content-Length"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\n{}\r\n0\r\n\r\n", "a chunk's size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+2\r\n{}\r\n0\r\n\r\n", "a chunk's size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0_2\r\n{}\r\n0\r\n\r\n", "a chunk's size"),
 ])
 def test_an_answer_that_is_no_http_is_unavailable_in_words(tmp_path: Path, answer: bytes, words: str) -> None:
     with ShouldRaise(AicrError) as raised:
