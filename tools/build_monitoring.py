@@ -98,7 +98,8 @@ def run(args: list[str], cwd: Path | None = None) -> str:
 
 def go_version() -> str:
     if shutil.which("go") is None:
-        raise BuildError("Go is not installed (need go >= the version each module's go.mod names); install Go and retry")
+        raise BuildError("Go is not installed (need go >= the version each module's go.mod names); "
+                         "install Go and retry")
     return run(["go", "env", "GOVERSION"]).strip()  # e.g. go1.26.8
 
 

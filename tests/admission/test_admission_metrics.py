@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import subprocess
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -14,6 +15,7 @@ from aicr_core.domain.policy_engine import load_policies
 from aicr_core.errors import AicrError, Code
 
 import testbed
+from support import monitoring_stack
 
 
 def test_labels_name_the_one_action_and_the_verdict() -> None:
@@ -77,3 +79,26 @@ def test_metrics_are_served_in_prometheus_text_on_their_own_port() -> None:
     compare(samples[("aicr_admission_policy_file_ok", ())], expected=1.0)
     compare(samples[("aicr_admission_policy_file_age_seconds", ())], expected=1.5)
     compare(samples[("aicr_admission_events_dropped_total", ())], expected=0.0)
+
+
+def served_text(metrics: Metrics) -> str:
+    port = metrics.serve("127.0.0.1", testbed.free_port())
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+            return resp.read().decode()
+    finally:
+        metrics.stop()
+
+
+def test_no_created_series_and_promtool_finds_nothing_to_report() -> None:
+    """prometheus_client adds a `_created` series beside every counter and histogram unless told not to."""
+    metrics = Metrics()
+    metrics.watch_policy_file(lambda: (True, 1.5))
+    metrics.reviewed("approve", "allow", 0.002)
+    text = served_text(metrics)
+    names = {s.name for family in text_string_to_metric_families(text) for s in family.samples}
+    compare(sorted(n for n in names if n.endswith("_created")), expected=[])
+    assert "aicr_admission_reviews_total" in names
+    promtool = monitoring_stack.binaries() / "promtool"
+    proc = subprocess.run([str(promtool), "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    compare((proc.returncode, proc.stdout + proc.stderr), expected=(0, ""))

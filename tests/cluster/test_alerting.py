@@ -1,0 +1,106 @@
+"""Alerting end to end: a rollout waiting for approval reaches a person, on the real programs and control plane.
+
+kube-state-metrics (the shipped config, as a user bound only to the shipped
+ClusterRole), Prometheus (a copy of the shipped rules with `for:` and the group
+interval shortened, nothing else changed) and Alertmanager (the shipped example,
+its receivers pointed at a receiver inside this test). docs/alerting.md gives
+the figures this test prints.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from testfixtures import compare
+
+import testbed
+from support.harness import Aicr
+from support.monitoring_stack import Stack
+
+WAITING = "15s"  # every rule's `for:` in the copy: long enough for `kubectl aicr approve` on a loaded machine
+REPEAT = "6s"  # Alertmanager's repeat_interval in the copy: the reminder
+
+
+@pytest.fixture
+def stack(plane: testbed.ControlPlane, tmp_path: Path) -> Iterator[Stack]:
+    running = Stack(plane, tmp_path / "monitoring", WAITING, REPEAT)
+    running.workdir.mkdir()
+    try:
+        yield running.start()
+    finally:
+        running.stop()
+
+
+def wait_for(what: str, check: Any, stack: Stack, timeout: float = 90) -> Any:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"no {what} within {timeout:.0f}s\n{stack.log_tails()}")
+
+
+def figure(record_property: Any, name: str, value: float) -> None:
+    """A measurement: in the JUnit report, and on stderr for `pytest -s`."""
+    record_property(name, round(value, 1))
+    sys.stderr.write(f"\n{name}: {value:.1f}\n")
+
+
+def notes_of(stack: Stack, rollout: str, status: str) -> list[tuple[float, str, dict[str, Any]]]:
+    return [(at, path, alert) for at, path, alert in stack.receiver.alerts()
+            if alert["labels"].get("rollout") == rollout and alert["status"] == status]
+
+
+def test_a_rollout_waiting_for_approval_reaches_the_approvers(
+        stack: Stack, seed: testbed.Seeder, plane: testbed.ControlPlane, aicr: Aicr, record_property: Any) -> None:
+    created = time.monotonic()
+    waiting = seed.rollout(phase="AwaitingApproval")
+    approved_at_once = seed.rollout(phase="AwaitingApproval")
+    approve = aicr("approve", approved_at_once, "--reason", "CHG-1 approved at once",
+                   kubeconfig=plane.kubeconfig_for("alice"))
+    assert approve.returncode == 0, approve.stderr
+    approved_after = time.monotonic() - created
+    assert approved_after < 15, f"the approval took {approved_after:.1f}s, longer than the rules' shortened for:"
+
+    first = wait_for("notification of the waiting rollout", lambda: notes_of(stack, waiting, "firing"), stack)
+    at, path, alert = first[0]
+    figure(record_property, "seconds_from_creation_to_notification", at - created)
+    compare(path, expected="/aicr-approvers")
+    compare((alert["labels"]["alertname"], alert["labels"]["severity"]), expected=("AICRApprovalPending", "warning"))
+    assert "cluster" not in alert["labels"]
+    description = alert["annotations"]["description"]
+    assert f"kubectl aicr describe {waiting}\n" in description, description
+    assert f"kubectl aicr approve {waiting} --reason '" in description, description
+    assert "--context" not in description
+    assert alert["annotations"]["runbook_url"].endswith("/docs/alerting.md#aicrapprovalpending")
+
+    series = [line for line in stack.ksm_metrics().splitlines() if f'rollout="{waiting}"' in line]
+    names = {re.match(r"[a-z_]+", line).group(0) for line in series}  # type: ignore[union-attr]
+    figure(record_property, "series_per_waiting_rollout", len(series))
+    compare(names, expected={"aicr_runtimerollout_info", "aicr_runtimerollout_status_phase",
+                             "aicr_runtimerollout_approval_required", "aicr_runtimerollout_deadline_timestamp_seconds",
+                             "aicr_runtimerollout_created_timestamp_seconds"})
+
+    reminders = wait_for("reminder", lambda: notes_of(stack, waiting, "firing")[1:], stack, timeout=60)
+    figure(record_property, "seconds_to_the_reminder", reminders[0][0] - at)
+
+    approved = time.monotonic()
+    proc = aicr("approve", waiting, "--reason", "CHG-2 maintenance window", kubeconfig=plane.kubeconfig_for("bob"))
+    assert proc.returncode == 0, proc.stderr
+    # The phase still says AwaitingApproval (no operator here reconciles): the approval alone resolves it.
+    resolved = wait_for("resolved notification", lambda: notes_of(stack, waiting, "resolved"), stack)
+    figure(record_property, "seconds_from_approval_to_resolved", resolved[0][0] - approved)
+
+    # The rollout approved at once has been past the shortened `for:` for a while: it never fired.
+    compare([a["labels"] for _, _, a in stack.receiver.alerts() if a["labels"].get("rollout") == approved_at_once],
+            expected=[])
+    compare(stack.query(f'ALERTS{{rollout="{approved_at_once}", alertstate="firing"}}[10m]'), expected=[])
+    approval_series = [line for line in stack.ksm_metrics().splitlines()
+                       if f'rollout="{approved_at_once}"' in line and "approval_expires" in line]
+    assert len(approval_series) == 1 and 'approver="alice"' in approval_series[0], approval_series
