@@ -10,6 +10,7 @@ with its waits shortened.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -138,6 +139,7 @@ class Stack:
                                                start_new_session=True, preexec_fn=testbed._die_with_parent))
 
     def start(self) -> Stack:
+        atexit.register(self.stop)  # also when the test process exits without its teardown
         self._bind_role()
         self.ksm_port, ksm_telemetry = testbed.free_port(), testbed.free_port()
         self._launch("kube-state-metrics", [
@@ -204,11 +206,13 @@ class Stack:
                          for log in sorted(self.workdir.glob("*.log")))
 
     def stop(self) -> None:
+        atexit.unregister(self.stop)
         for proc in self.procs:
             testbed._terminate(proc, grace=2)
         self.procs = []
         self.receiver.stop()
         if self.bound:
+            self.bound = False
             self.plane.kubectl("delete", "clusterrolebinding", KSM_USER, "--ignore-not-found", check=False)
             self.plane.kubectl("delete", "-f", str(MONITORING / "kube-state-metrics-rbac.yaml"), "--ignore-not-found",
                                check=False)
