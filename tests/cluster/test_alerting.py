@@ -3,11 +3,14 @@
 kube-state-metrics (the shipped config, as a user bound only to the shipped
 ClusterRole), Prometheus (a copy of the shipped rules with `for:` and the group
 interval shortened, nothing else changed) and Alertmanager (the shipped example,
-its receivers pointed at a receiver inside this test). docs/alerting.md gives
+its receivers pointed at a receiver inside this test): the approvers are told, reminded, and the
+approval resolves it; the pager is told of a close deadline, with the pending alert inhibited.
+docs/alerting.md gives
 the figures this test prints.
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 import sys
 import time
@@ -61,6 +64,9 @@ def test_a_rollout_waiting_for_approval_reaches_the_approvers(
         stack: Stack, seed: testbed.Seeder, plane: testbed.ControlPlane, aicr: Aicr, record_property: Any) -> None:
     created = time.monotonic()
     waiting = seed.rollout(phase="AwaitingApproval")
+    # A third waits too, with its deadline 30 minutes away: the pager is told, and its pending alert inhibited.
+    deadline_soon = seed.rollout(phase="AwaitingApproval",
+                                 deadline=dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=30))
     approved_at_once = seed.rollout(phase="AwaitingApproval")
     second_created = time.monotonic()
     approve = aicr("approve", approved_at_once, "--reason", "CHG-1 approved at once",
@@ -102,6 +108,12 @@ def test_a_rollout_waiting_for_approval_reaches_the_approvers(
     compare([a["labels"] for _, _, a in stack.receiver.alerts() if a["labels"].get("rollout") == approved_at_once],
             expected=[])
     compare(stack.query(f'ALERTS{{rollout="{approved_at_once}", alertstate="firing"}}[10m]'), expected=[])
+    # The deadline alert went to the pager; the pending alert of the same rollout fired in Prometheus, and
+    # Alertmanager held it back (the example's inhibit rule).
+    paged = [(path, a["labels"]["alertname"]) for _, path, a in notes_of(stack, deadline_soon, "firing")]
+    assert ("/aicr-pager", "AICRApprovalDeadlineSoon") in paged, paged
+    assert all(name != "AICRApprovalPending" for _, name in paged), paged
+    assert stack.query(f'ALERTS{{rollout="{deadline_soon}", alertname="AICRApprovalPending", alertstate="firing"}}')
     approval_series = [line for line in stack.ksm_metrics().splitlines()
                        if f'rollout="{approved_at_once}"' in line and "approval_expires" in line]
     assert len(approval_series) == 1 and 'approver="alice"' in approval_series[0], approval_series
