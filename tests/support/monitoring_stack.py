@@ -180,7 +180,8 @@ class Stack:
         while probes:
             for proc in self.procs:
                 if proc.poll() is not None:
-                    raise AssertionError(f"{proc.args[0]} exited with {proc.returncode}\n{self.log_tails()}")
+                    program = Path(str(list(proc.args)[0])).name  # type: ignore[arg-type]  # Popen's args: a list here
+                    raise AssertionError(f"{program} exited with {proc.returncode}\n{self.log_tails()}")
             for url in list(probes):
                 try:
                     with urllib.request.urlopen(url, timeout=2) as resp:
