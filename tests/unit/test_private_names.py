@@ -93,3 +93,16 @@ def test_urllib3_is_in_the_range_setup_cfg_pins() -> None:
               if line.strip().startswith("urllib3")]
     compare(len(pinned), expected=1)
     assert urllib3.__version__ in SpecifierSet(pinned[0][len("urllib3"):]), (urllib3.__version__, pinned)
+
+
+def test_the_kubeconfig_files_and_overrides_need_no_client() -> None:
+    """Completion reads kubeconfigs through `kubeconfig_files`: importing it (and the overrides) loads neither
+    the Kubernetes client nor urllib3."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; import aicr_core.session.kubeconfig_files, aicr_core.session.kubeconfig_overrides, "
+             "aicr_core.session.exec_plugin; "
+             "print(sorted(n for n in sys.modules if n.split('.')[0] in ('kubernetes', 'urllib3')))")
+    compare(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout,
+            expected="[]\n")
