@@ -43,6 +43,7 @@ from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.connections import KEEP_IDLE_SECONDS  # noqa: F401 (named here before the split)
 from aicr_core.session.deadline import Deadline
 from aicr_core.session.kubeconfig import Settings, entry_settings, load_settings
+from aicr_core.session.list_bounds import ListBounds
 from aicr_core.session.text import first_line
 
 if TYPE_CHECKING:
@@ -83,18 +84,21 @@ class KubeSession:
         items: list[dict[str, Any]] = []
         query = {**(params or {}), "limit": str(limit)}
         version = ""
+        bounds = ListBounds(path, limit)  # a lying server's pages end the list (aicr_core.session.list_bounds)
         while True:
-            page = self._call("GET", path, query)
+            page = self._call("GET", path, query, before_parsing=bounds.page)
             page_items = page.get("items")
             if not isinstance(page_items, list):
                 raise AicrError(Code.INVALID_OBJECT, f"GET {path}: the API server's answer is not a list "
                                 f"(its items are {bounded_json.kind_of(page_items)}, not an array)")
+            bounds.items_of_page(len(page_items))
             items += [i for i in page_items if isinstance(i, dict)]
             metadata: dict[str, Any] = page["metadata"] if isinstance(page.get("metadata"), dict) else {}
             version = version or str(metadata.get("resourceVersion") or "")
             token = metadata.get("continue")
             if not token:
                 return items, version
+            bounds.next_token(str(token))
             query["continue"] = str(token)
 
     def patch(self, path: str, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
@@ -180,7 +184,8 @@ class KubeSession:
 
     # -- the one place requests are sent ------------------------------------------------------------
     def _call(self, method: str, path: str, params: Mapping[str, str] | None = None, *, body: Any = None,
-              content_type: str = "application/json") -> dict[str, Any]:
+              content_type: str = "application/json",
+              before_parsing: Callable[[bytes], None] | None = None) -> dict[str, Any]:
         what = f"{method} {path}"
         target = self._direct_target(path, params) if method == "GET" and body is None else None
         if target is not None:
@@ -195,6 +200,8 @@ class KubeSession:
         if not data.strip():
             raise AicrError(Code.INVALID_OBJECT, f"{what}: the API server's answer is empty, "
                             "not the object asked for")
+        if before_parsing is not None:
+            before_parsing(data)
         try:
             answer = bounded_json.loads(data)
         except bounded_json.TooDeep as err:
