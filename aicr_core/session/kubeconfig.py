@@ -131,7 +131,7 @@ def _configuration(server: str) -> Configuration:
 def _blank_configuration(proxy: str, no_proxy: str) -> Configuration:
     """A configuration as the client makes it, once a process: making one sets the levels of the client's
     loggers (which empties the logging module's cache of every logger's level) and counts the CPUs,
-    a fifth of the cost of a fleet's session; each session gets a copy (`_configuration`)."""
+    a large share of a fleet session's cost (docs/performance.md); each session gets a copy (`_configuration`)."""
     return Configuration(proxy=proxy, no_proxy=no_proxy)
 
 
