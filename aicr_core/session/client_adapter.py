@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,6 +100,40 @@ def bearer_token(configuration: Configuration) -> str | None:
     """The Authorization header's value, after the client's refresh hook (it may run a plugin)."""
     value: str | None = configuration.get_api_key_with_prefix("BearerToken")
     return value
+
+
+class _ClientErrors(logging.Handler):
+    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print).
+
+    Per thread: sessions connecting at once on several threads (the fleet's) each see only what the
+    client logged while loading their own credentials (it logs on the thread that loads them).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self._threads = threading.local()
+
+    @property
+    def messages(self) -> list[str]:
+        """What was logged on this thread since its last `install()`."""
+        messages: list[str] | None = getattr(self._threads, "messages", None)
+        if messages is None:
+            messages = self._threads.messages = []
+        return messages
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(first_line(record.getMessage()))
+
+    @classmethod
+    def install(cls) -> _ClientErrors:
+        """One handler per process on the root logger (where the client logs), emptied for each connect."""
+        root = logging.getLogger()
+        handler = next((h for h in root.handlers if isinstance(h, cls)), None)
+        if handler is None:
+            handler = cls()
+            root.addHandler(handler)
+        handler.messages.clear()
+        return handler
 
 
 # -- credentials plugins within the deadline ------------------------------------------------------

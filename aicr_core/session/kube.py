@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import os
 import re
@@ -39,6 +38,7 @@ from urllib3.util.ssl_match_hostname import CertificateError
 from aicr_core.errors import AicrError, Code, shown
 from aicr_core.session import bounded_json, client_adapter, connections, direct_get
 from aicr_core.session.api_errors import api_error, server_message, tls_failure, transport_error  # noqa: F401
+from aicr_core.session.client_adapter import _ClientErrors
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.connections import KEEP_IDLE_SECONDS  # noqa: F401 (named here before the split)
 from aicr_core.session.deadline import Deadline
@@ -451,37 +451,3 @@ def _client(settings: Settings) -> ApiClient:
             connections.watch_connections(client_adapter.pool_manager(client))
             settings.shared["client"] = client
     return client
-
-
-class _ClientErrors(logging.Handler):
-    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print).
-
-    Per thread: sessions connecting at once on several threads (the fleet's) each see only what the
-    client logged while loading their own credentials (it logs on the thread that loads them).
-    """
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self._threads = threading.local()
-
-    @property
-    def messages(self) -> list[str]:
-        """What was logged on this thread since its last `install()`."""
-        messages: list[str] | None = getattr(self._threads, "messages", None)
-        if messages is None:
-            messages = self._threads.messages = []
-        return messages
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(first_line(record.getMessage()))
-
-    @classmethod
-    def install(cls) -> _ClientErrors:
-        """One handler per process on the root logger (where the client logs), emptied for each connect."""
-        root = logging.getLogger()
-        handler = next((h for h in root.handlers if isinstance(h, cls)), None)
-        if handler is None:
-            handler = cls()
-            root.addHandler(handler)
-        handler.messages.clear()
-        return handler
