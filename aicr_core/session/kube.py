@@ -1,5 +1,9 @@
 """The Kubernetes session of a command: one deadline, kubectl's flags, errors as CODEs.
 
+The session's other jobs have modules of their own (docs/sessions.md, "The session's modules"): the
+settings it is loaded from (`kubeconfig`), the client's private methods (`client_adapter`), urllib3's
+(`connections`), the mapping of failures (`api_errors`) and the bounds of a list (`list_bounds`).
+
 Only commands that talk to the API server import this module (it imports the
 Kubernetes client, which costs a few hundred milliseconds). It knows
 Kubernetes, not AICR: paths and objects come from `operator_api`.

@@ -52,7 +52,8 @@ def _resolve(module_name: str, dotted: str) -> Any:
     value = _instance(module, head[:-2]) if head.endswith("()") else getattr(module, head)
     for part in rest:
         if not hasattr(value, part):
-            raise AssertionError(f"{module_name}.{dotted}: {type(value).__name__} has no {part!r} "
+            owner = value.__name__ if isinstance(value, type) else type(value).__name__
+            raise AssertionError(f"{module_name}.{dotted}: {owner} has no {part!r} "
                                  "(the library moved it: adapt the module that lists it)")
         value = getattr(value, part)
     return value
@@ -106,3 +107,10 @@ def test_the_kubeconfig_files_and_overrides_need_no_client() -> None:
              "print(sorted(n for n in sys.modules if n.split('.')[0] in ('kubernetes', 'urllib3')))")
     compare(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout,
             expected="[]\n")
+
+
+def test_a_name_that_moved_fails_naming_it() -> None:
+    with pytest.raises(AssertionError, match=r"HTTPConnectionPool has no '_get_connection'"):
+        _resolve("urllib3.connectionpool", "HTTPConnectionPool._get_connection")
+    with pytest.raises(AssertionError, match="no '_cluster_info'"):
+        _resolve("kubernetes.config.kube_config", "KubeConfigLoader()._cluster_info")
