@@ -21,6 +21,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from aicr_core.errors import AicrError, Code, shown, shown_argument
 from aicr_core.session import client_adapter, private_temp
+from aicr_core.session.client_adapter import _Loader  # noqa: F401 (bench/fleet_profile.py profiles it here)
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
 
