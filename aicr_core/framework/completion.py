@@ -31,7 +31,6 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from aicr_core.framework.process_exit import exit_without_teardown
@@ -308,33 +307,17 @@ def renderers(**_: Any) -> list[str]:
 
 
 def kubeconfig_names(section: str) -> Completer:
-    """`--context`, `--cluster`, `--user`: the names in the kubeconfig (files merged as kubectl merges them)."""
+    """`--context`, `--cluster`, `--user`: the names in the kubeconfig, read and merged as a command reads
+    them (aicr_core.session.kubeconfig_files: the same files and bounds); nothing when it cannot be read."""
     def names(parsed_args: argparse.Namespace, **_: Any) -> list[str]:
-        import yaml
+        from aicr_core.errors import AicrError
+        from aicr_core.session import kubeconfig_files
 
-        from aicr_core.session import bounded_yaml
-
-        found: list[str] = []
-        for path in kubeconfig_files(getattr(parsed_args, "kubeconfig", None)):
-            try:
-                doc = bounded_yaml.load(path.read_text())  # an anchor bomb is refused, not expanded
-            except (OSError, ValueError, yaml.YAMLError):
-                continue
-            for entry in (doc or {}).get(section) or [] if isinstance(doc, dict) else []:
-                name = entry.get("name") if isinstance(entry, dict) else None
-                if isinstance(name, str) and name not in found:
-                    found.append(name)
-        return found
+        try:
+            return kubeconfig_files.names(getattr(parsed_args, "kubeconfig", None), section)
+        except AicrError:  # no such --kubeconfig, or a file that is no kubeconfig: no candidates
+            return []
     return names
-
-
-def kubeconfig_files(flag: str | None) -> list[Path]:
-    if flag:
-        return [Path(flag).expanduser()]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-    return [Path("~/.kube/config").expanduser()]
 
 
 def directories(**_: Any) -> Candidates:

@@ -1,5 +1,9 @@
 """The Kubernetes session of a command: one deadline, kubectl's flags, errors as CODEs.
 
+The session's other jobs have modules of their own (docs/sessions.md, "The session's modules"): the
+settings it is loaded from (`kubeconfig`), the client's private methods (`client_adapter`), urllib3's
+(`connections`), the mapping of failures (`api_errors`) and the bounds of a list (`list_bounds`).
+
 Only commands that talk to the API server import this module (it imports the
 Kubernetes client, which costs a few hundred milliseconds). It knows
 Kubernetes, not AICR: paths and objects come from `operator_api`.
@@ -19,14 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import os
 import re
-import socket
 import ssl
 import threading
-import time
 import urllib.parse
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -34,30 +35,29 @@ from typing import TYPE_CHECKING, Any
 
 import urllib3
 from kubernetes.client import ApiClient
-from kubernetes.client.exceptions import ApiException
-from kubernetes.client.rest import RESTResponse
 from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 from urllib3.util.ssl_match_hostname import CertificateError
 
 from aicr_core.errors import AicrError, Code, shown
-from aicr_core.session import bounded_json, direct_get, tls_contexts
+from aicr_core.session import bounded_json, client_adapter, connections, direct_get
+from aicr_core.session.api_errors import api_error, server_message, tls_failure, transport_error  # noqa: F401
+from aicr_core.session.client_adapter import _ClientErrors
 from aicr_core.session.connection_flags import Overrides
+from aicr_core.session.connections import KEEP_IDLE_SECONDS  # noqa: F401 (named here before the split)
 from aicr_core.session.deadline import Deadline
-from aicr_core.session.kubeconfig import Settings, entry_settings, first_line, load_settings
+from aicr_core.session.kubeconfig import Settings, entry_settings, load_settings
+from aicr_core.session.list_bounds import ListBounds
+from aicr_core.session.text import first_line
 
 if TYPE_CHECKING:
     from aicr_core.session.identity import Identity
 
 MERGE_PATCH = "application/merge-patch+json"
-# What strict field validation says of a field the object's schema does not declare.
-_UNKNOWN_FIELDS = re.compile(r'unknown field "([^"]{1,256})"')
 USER_AGENT = "kubectl-aicr"
 MAX_ERROR_BYTES = 1024 * 1024  # a failure's Status is a few hundred bytes
 # A watch stream with no event (not even a bookmark) for this long is taken for dead.
 WATCH_IDLE_SECONDS = 330.0
-# A kept connection idle for longer is not reused (Go's http.Transport: 90 s).
-KEEP_IDLE_SECONDS = 90.0
 # A request target urllib3 sends as it is: its path and query characters, escapes in upper case.
 _PLAIN_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*")
 
@@ -88,18 +88,21 @@ class KubeSession:
         items: list[dict[str, Any]] = []
         query = {**(params or {}), "limit": str(limit)}
         version = ""
+        bounds = ListBounds(path, limit)  # a lying server's pages end the list (aicr_core.session.list_bounds)
         while True:
-            page = self._call("GET", path, query)
+            page = self._call("GET", path, query, before_parsing=bounds.page)
             page_items = page.get("items")
             if not isinstance(page_items, list):
                 raise AicrError(Code.INVALID_OBJECT, f"GET {path}: the API server's answer is not a list "
                                 f"(its items are {bounded_json.kind_of(page_items)}, not an array)")
+            bounds.items_of_page(len(page_items))
             items += [i for i in page_items if isinstance(i, dict)]
             metadata: dict[str, Any] = page["metadata"] if isinstance(page.get("metadata"), dict) else {}
             version = version or str(metadata.get("resourceVersion") or "")
             token = metadata.get("continue")
             if not token:
                 return items, version
+            bounds.next_token(str(token))
             query["continue"] = str(token)
 
     def patch(self, path: str, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
@@ -185,7 +188,8 @@ class KubeSession:
 
     # -- the one place requests are sent ------------------------------------------------------------
     def _call(self, method: str, path: str, params: Mapping[str, str] | None = None, *, body: Any = None,
-              content_type: str = "application/json") -> dict[str, Any]:
+              content_type: str = "application/json",
+              before_parsing: Callable[[bytes], None] | None = None) -> dict[str, Any]:
         what = f"{method} {path}"
         target = self._direct_target(path, params) if method == "GET" and body is None else None
         if target is not None:
@@ -200,6 +204,8 @@ class KubeSession:
         if not data.strip():
             raise AicrError(Code.INVALID_OBJECT, f"{what}: the API server's answer is empty, "
                             "not the object asked for")
+        if before_parsing is not None:
+            before_parsing(data)
         try:
             answer = bounded_json.loads(data)
         except bounded_json.TooDeep as err:
@@ -219,7 +225,7 @@ class KubeSession:
         prefix: str | bool | None = shared.get("direct_prefix")
         if prefix is None:
             with _CLIENT_LOCK:
-                manager = self.api.rest_client.pool_manager
+                manager = client_adapter.pool_manager(self.api)
                 host = self.settings.configuration.host
                 split = urllib.parse.urlsplit(host)
                 direct = type(manager) is urllib3.PoolManager and not split.query and not split.fragment
@@ -239,7 +245,7 @@ class KubeSession:
         try:
             with self.deadline.enforced():
                 timeout = self.deadline.timeout()
-                authorization = self.settings.configuration.get_api_key_with_prefix("BearerToken")  # may run a plugin
+                authorization = client_adapter.bearer_token(self.settings.configuration)  # may run a plugin
                 credentials = [("Authorization", authorization)] if authorization else []
                 headers += [(name, header_value(name, value))
                             for name, value in [*credentials, *self.settings.impersonation.headers()]]
@@ -247,7 +253,7 @@ class KubeSession:
                     answer = direct_get.get(self.settings.shared["direct_pool"], target, headers, timeout,
                                             bounded_json.MAX_BODY_BYTES, MAX_ERROR_BYTES)
                 except (ssl.SSLError, CertificateError, urllib3.exceptions.SSLError) as err:  # as urllib3 reports them
-                    raise api_error(ApiException(status=0, reason=f"SSLError\n{err}")) from None
+                    raise tls_failure(err) from None
                 except direct_get.TooLarge:
                     raise too_large(what, bounded_json.MAX_BODY_BYTES) from None
                 except direct_get.Malformed as err:
@@ -260,9 +266,7 @@ class KubeSession:
                             f"(a redirect to {location[:200]}), which no API server sends; "
                             "is the server address right?")
         if answer.status >= 400:
-            failure = ApiException(status=answer.status, reason=answer.reason)
-            failure.body, failure.headers = answer.body, answer.headers  # type: ignore[assignment]
-            raise api_error(failure)
+            raise api_error(answer.status, answer.reason, answer.body)
         return answer.body
 
     def _send(self, method: str, path: str, params: Mapping[str, str] | None, *, body: Any = None,
@@ -278,7 +282,7 @@ class KubeSession:
             headers["Content-Type"] = content_type
         with self.deadline.enforced():
             timeout = self.deadline.timeout()
-            authorization = self.settings.configuration.get_api_key_with_prefix("BearerToken")  # may run a plugin
+            authorization = client_adapter.bearer_token(self.settings.configuration)  # may run a plugin
             credentials = [("Authorization", authorization)] if authorization else []
             for name, value in [*credentials, *self.settings.impersonation.headers()]:
                 headers.add(name, header_value(name, value))
@@ -290,11 +294,11 @@ class KubeSession:
             try:
                 # The pool manager itself (what the Kubernetes client's request method calls, minus its
                 # per-request overhead): JSON bodies, no retry, no redirect followed.
-                response = self.api.rest_client.pool_manager.urlopen(
+                response = client_adapter.pool_manager(self.api).urlopen(
                     method, url, body=None if body is None else json.dumps(body), headers=headers,
                     timeout=request_timeout, preload_content=False, redirect=False)
-            except urllib3.exceptions.SSLError as err:  # as the client reports TLS failures: status 0
-                raise api_error(ApiException(status=0, reason=f"{type(err).__name__}\n{err}")) from None
+            except urllib3.exceptions.SSLError as err:
+                raise tls_failure(err) from None
             except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
                 raise transport_error(err, self.deadline) from None
         if 300 <= response.status < 400:  # the client follows no redirect, and an API server sends none
@@ -304,14 +308,12 @@ class KubeSession:
                             f"(a redirect to {location[:200]}), which no API server sends; "
                             "is the server address right?")
         if response.status >= 400:
-            failure = RESTResponse(response)
             try:
                 with self.deadline.enforced():
-                    failure.data = read_body(response, f"{method} {path}", MAX_ERROR_BYTES,  # type: ignore[assignment]
-                                             truncate=True)
+                    failure = read_body(response, f"{method} {path}", MAX_ERROR_BYTES, truncate=True)
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 raise transport_error(err, self.deadline) from None
-            raise api_error(ApiException(http_resp=failure))
+            raise api_error(response.status, response.reason or "", failure)
         return response
 
 
@@ -387,104 +389,6 @@ def _trace(method: str, path: str) -> None:
                             f"{err.strerror or err} (name a file in a folder that exists)") from None
 
 
-# -- connections, each watched by the deadline of the call that holds it ----------------------------------
-
-class _WatchedConnection:
-    """Mixed into urllib3's connection classes: an fd of our own on each socket, for the deadline to shut.
-
-    A dup of the socket, taken when it is made: shutdown(2) through it reaches the same socket, during
-    the TLS handshake (when urllib3 holds it in a local variable) as after it.
-    """
-
-    _aicr_handle: socket.socket | None = None
-    _aicr_deadline: Deadline | None = None
-
-    def _new_conn(self) -> socket.socket:
-        sock: socket.socket = super()._new_conn()  # type: ignore[misc]
-        self._aicr_release()
-        try:
-            self._aicr_handle = sock.dup()
-        except (OSError, AttributeError):  # a socket type without dup: socket timeouts only
-            self._aicr_handle = None
-        self._aicr_attach(Deadline.current())
-        return sock
-
-    def connect(self) -> None:
-        if getattr(self, "ssl_context", False) is None:  # HTTPS, and urllib3 would make a TLS context for it
-            tls_contexts.share(self)
-        super().connect()  # type: ignore[misc]
-
-    def _aicr_attach(self, deadline: Deadline | None) -> None:
-        if deadline is not self._aicr_deadline:
-            self._aicr_detach()
-        self._aicr_deadline = deadline
-        if deadline is not None and self._aicr_handle is not None:
-            deadline.watch_socket(self._aicr_handle)
-
-    def _aicr_detach(self) -> None:
-        if self._aicr_deadline is not None and self._aicr_handle is not None:
-            self._aicr_deadline.unwatch_socket(self._aicr_handle)
-        self._aicr_deadline = None
-
-    def _aicr_release(self) -> None:
-        self._aicr_detach()
-        if self._aicr_handle is not None:
-            self._aicr_handle.close()
-            self._aicr_handle = None
-
-    def close(self) -> None:
-        self._aicr_release()
-        super().close()  # type: ignore[misc]
-
-    def __del__(self) -> None:
-        if self._aicr_handle is not None:
-            self._aicr_handle.close()
-
-
-class _WatchedPool:
-    """Mixed into urllib3's pool classes: a connection is watched by the deadline of the call that takes it.
-
-    A connection kept idle for longer than KEEP_IDLE_SECONDS is closed when taken, and opened
-    anew: load balancers drop idle connections without a word (after 4 to 10 minutes), and a
-    request sent on one is lost (no request is retried behind the deadline's back). Waves keep
-    a cluster's pool for the whole command, minutes apart.
-    """
-
-    def _get_conn(self, timeout: float | None = None) -> Any:
-        conn = super()._get_conn(timeout)  # type: ignore[misc]
-        idle_since = getattr(conn, "_aicr_idle_since", None)
-        if idle_since is not None and time.monotonic() - idle_since > KEEP_IDLE_SECONDS:
-            conn.close()  # urllib3 connects a closed connection again before using it
-        conn._aicr_idle_since = None
-        conn._aicr_attach(Deadline.current())
-        return conn
-
-    def _put_conn(self, conn: Any) -> None:
-        if conn is not None:
-            conn._aicr_detach()
-            conn._aicr_idle_since = time.monotonic()
-        super()._put_conn(conn)  # type: ignore[misc]
-
-
-_WATCHED_POOLS: dict[type, type] = {}
-
-
-def _watch_connections(pool_manager: urllib3.PoolManager) -> None:
-    """Swap the manager's pool classes (proxy and SOCKS ones too) for watched subclasses of themselves."""
-    classes: dict[str, Any] = {}
-    pool_class: Any
-    for scheme, pool_class in pool_manager.pool_classes_by_scheme.items():
-        if not issubclass(pool_class, _WatchedPool):
-            if pool_class not in _WATCHED_POOLS:
-                connection = type(f"Watched{pool_class.ConnectionCls.__name__}",
-                                  (_WatchedConnection, pool_class.ConnectionCls), {})
-                _WATCHED_POOLS[pool_class] = type(f"Watched{pool_class.__name__}", (_WatchedPool, pool_class),
-                                                  {"ConnectionCls": connection})
-            pool_class = _WATCHED_POOLS[pool_class]
-        classes[scheme] = pool_class
-    pool_manager.pool_classes_by_scheme = classes  # type: ignore[assignment]
-
-
 # -- connecting -----------------------------------------------------------------------------------------
 
 def connect_args(args: argparse.Namespace, deadline: Deadline | None = None) -> KubeSession:
@@ -543,120 +447,11 @@ def _client(settings: Settings) -> ApiClient:
         client: ApiClient | None = settings.shared.get("client")
         if client is None:
             try:
-                client = ApiClient(configuration=settings.configuration)
+                client = client_adapter.new_client(settings.configuration)
             except ValueError as err:  # urllib3 could not parse the proxy-url (LocationParseError is a ValueError)
                 proxy = shown(settings.configuration.proxy, 200)
                 raise AicrError(Code.KUBECONFIG, f"the kubeconfig's proxy-url {proxy} is not a URL: "
                                 f"{first_line(str(err))}") from None
-            _watch_connections(client.rest_client.pool_manager)
+            connections.watch_connections(client_adapter.pool_manager(client))
             settings.shared["client"] = client
     return client
-
-
-class _ClientErrors(logging.Handler):
-    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print).
-
-    Per thread: sessions connecting at once on several threads (the fleet's) each see only what the
-    client logged while loading their own credentials (it logs on the thread that loads them).
-    """
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self._threads = threading.local()
-
-    @property
-    def messages(self) -> list[str]:
-        """What was logged on this thread since its last `install()`."""
-        messages: list[str] | None = getattr(self._threads, "messages", None)
-        if messages is None:
-            messages = self._threads.messages = []
-        return messages
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(first_line(record.getMessage()))
-
-    @classmethod
-    def install(cls) -> _ClientErrors:
-        """One handler per process on the root logger (where the client logs), emptied for each connect."""
-        root = logging.getLogger()
-        handler = next((h for h in root.handlers if isinstance(h, cls)), None)
-        if handler is None:
-            handler = cls()
-            root.addHandler(handler)
-        handler.messages.clear()
-        return handler
-
-
-# -- errors as CODEs -----------------------------------------------------------------------------------
-
-def server_message(err: ApiException) -> str:
-    """The API server's own message (admission denials say why there), else the HTTP reason."""
-    try:
-        body = bounded_json.loads(err.body or "{}")
-        message = body.get("message") if isinstance(body, dict) else None
-    except (ValueError, TypeError):  # TooDeep is a ValueError
-        message = None
-    return message if isinstance(message, str) and message else f"HTTP {err.status} {err.reason or ''}".strip()
-
-
-def api_error(err: ApiException) -> AicrError:
-    status, text = err.status or 0, server_message(err)
-    # A message of several lines (our admission webhook's: the verdict, then one line per violated
-    # policy) is shown as the CLI shows its own refusals: the first line, then indented details.
-    message, *details = [line.strip() for line in text.splitlines() if line.strip()] or [text]
-    if status == 0:  # the client reports transport failures (TLS, say) as status 0: "SSLError\n<detail>"
-        kind, _, detail = (err.reason or "").partition("\n")
-        detail = first_line(detail or kind)
-        if "SSL" in kind:
-            return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {detail}")
-        return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {detail}")
-    if status == 401:
-        return AicrError(Code.UNAUTHORIZED, f"the API server rejected the credentials: {message}", details)
-    if status == 403 and not _is_admission(message):
-        return AicrError(Code.FORBIDDEN, message, details)
-    unknown = _UNKNOWN_FIELDS.findall(text) if status in (400, 422) and "strict decoding error" in text else []
-    if unknown:  # the server quotes the whole object before these words: name the fields only
-        return AicrError(Code.INVALID_OBJECT, "the cluster's schema has no field " + ", ".join(unknown)
-                         + "; nothing was written (is the operator older than this plugin?)")
-    if status in (403, 422) or (status == 400 and _is_admission(message)):
-        return AicrError(Code.ADMISSION_DENIED, message, details)
-    if status == 404:
-        return AicrError(Code.NOT_FOUND, message, details)
-    if status == 409:
-        return AicrError(Code.CONFLICT, message, details)
-    if status == 504 or "Timeout" in (err.reason or ""):
-        return AicrError(Code.TIMEOUT, message, details)
-    if status >= 500 or status == 429:
-        return AicrError(Code.UNAVAILABLE, message, details)
-    return AicrError(Code.UNAVAILABLE, f"unexpected answer from the API server: {message}", details)
-
-
-def _is_admission(message: str) -> bool:
-    return "ValidatingAdmissionPolicy" in message or "denied request" in message or "admission webhook" in message
-
-
-def transport_error(err: BaseException, deadline: Deadline) -> AicrError:
-    chain = _causes(err)
-    last = first_line(str(chain[-1]))
-    # NewConnectionError subclasses urllib3's ConnectTimeoutError: test for refusals first.
-    if any(isinstance(e, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError,
-                          urllib3.exceptions.NameResolutionError, socket.gaierror)) for e in chain):
-        return AicrError(Code.UNAVAILABLE, f"cannot connect to the API server: {last}")
-    if any(isinstance(e, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)) for e in chain):
-        return deadline.expired()
-    if any(isinstance(e, (ssl.SSLError, urllib3.exceptions.SSLError)) for e in chain):
-        return AicrError(Code.UNAVAILABLE, f"TLS failure talking to the API server: {last}")
-    if any(isinstance(e, ConfigException) for e in chain):
-        return AicrError(Code.KUBECONFIG, first_line(str(err)))
-    return AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {last}")
-
-
-def _causes(err: BaseException) -> list[BaseException]:
-    """The error, what caused it, and so on (urllib3 keeps the cause in `.reason`)."""
-    chain: list[BaseException] = []
-    current: BaseException | None = err
-    while current is not None and current not in chain:
-        chain.append(current)
-        reason = getattr(current, "reason", None)
-        current = reason if isinstance(reason, BaseException) else (current.__cause__ or current.__context__)
-    return chain

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -87,3 +88,21 @@ def test_a_server_that_never_answers_is_given_two_seconds(aicr: Aicr, tmp_path: 
     compare((proc.returncode, proc.stdout, proc.stderr), expected=(0, ":4\n", ""))
     assert elapsed < 2.5, elapsed
 
+
+
+def test_kubeconfig_names_are_read_as_a_command_reads_them(aicr: Aicr, tmp_path: Path) -> None:
+    """Completion merges the files of KUBECONFIG as kubectl does (the first file to name a context wins, each
+    name once) and reads them through the same bounded reader: a FIFO is no file (it was read until a writer
+    came: for ever), an anchor bomb offers nothing, at once."""
+    first, second, bomb, fifo = tmp_path / "first", tmp_path / "second", tmp_path / "bomb", tmp_path / "fifo"
+    os.mkfifo(fifo)
+    first.write_text(json.dumps({"contexts": [{"name": "b", "context": {}}, {"name": "a", "context": {}}]}))
+    second.write_text(json.dumps({"contexts": [{"name": "a", "context": {}}, {"name": "c", "context": {}}]}))
+    compare(complete(aicr, "list", "--context", "", KUBECONFIG=f"{fifo}:{first}:{tmp_path / 'none'}:{second}")[0],
+            expected=["b", "a", "c"])
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    bomb.write_text("\n".join(levels) + "\ncontexts: [{name: boom, context: {x: *a8}}]\n")
+    started = time.monotonic()
+    compare(complete(aicr, "list", "--context", "", kubeconfig=bomb)[0], expected=[])
+    assert time.monotonic() - started < 10

@@ -55,8 +55,8 @@ class ByPath:
     For commands that send requests from several threads, whose order is not fixed.
     """
 
-    routes: tuple[tuple[str, Respond | Trickle | Reset | Silent], ...]
-    default: Respond | Trickle | Reset | Silent = field(default_factory=Respond)
+    routes: tuple[tuple[str, Respond | Trickle | Reset | Silent | Endless], ...]
+    default: Respond | Trickle | Reset | Silent | Endless = field(default_factory=Respond)
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,16 @@ class Flood:
     total: int
 
 
-Action = Respond | Trickle | Reset | Silent | ByPath | Raw | Flood
+@dataclass(frozen=True)
+class Endless:
+    """A list page of `count` copies of `item` whose `metadata.continue` is a new token every time: a list
+    that never ends."""
+
+    count: int = 500
+    item: Any = field(default_factory=dict)
+
+
+Action = Respond | Trickle | Reset | Silent | ByPath | Raw | Flood | Endless
 
 
 def status(code: int, message: str, reason: str = "") -> Respond:
@@ -204,6 +213,10 @@ class FakeApiServer:
         if isinstance(action, ByPath):
             path = self.requests[-1].path
             action = next((a for prefix, a in action.routes if path.startswith(prefix)), action.default)
+        if isinstance(action, Endless):
+            page = {"kind": "List", "apiVersion": "v1", "metadata": {"continue": f"page-{len(self.requests)}"},
+                    "items": [action.item] * action.count}
+            action = Respond(200, page)
         if isinstance(action, Raw):
             conn.sendall(action.data)
             conn.shutdown(socket.SHUT_RDWR)  # closed, as the docstring says: an answer without a length ends here

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from testfixtures import compare
 
-from aicr_core.session import kube, kubeconfig, tls_contexts
+from aicr_core.session import connections, kube, kubeconfig, kubeconfig_files, tls_contexts
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
 
@@ -100,14 +100,14 @@ def test_sessions_leave_the_parsed_kubeconfig_as_it_was_and_parse_it_once(tmp_pa
     plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
     path = kubeconfig_file(tmp_path, plugin)
     parsed: list[Path] = []
-    parse = kubeconfig._parse
-    monkeypatch.setattr(kubeconfig, "_parse", lambda p: parsed.append(p) or parse(p))
-    files, _ = kubeconfig._files(str(path))
-    before = json.dumps([dict(node.value) for item in kubeconfig.ITEMS
-                         for node in kubeconfig._merged(files).entries[item].values()], sort_keys=True)
+    parse = kubeconfig_files.parse
+    monkeypatch.setattr(kubeconfig_files, "parse", lambda p: parsed.append(p) or parse(p))
+    files, _ = kubeconfig_files.files(str(path))
+    before = json.dumps([dict(node.value) for item in kubeconfig_files.ITEMS
+                         for node in kubeconfig_files.merged(files).entries[item].values()], sort_keys=True)
     loaded = [kubeconfig.load_settings(str(path), Overrides(context=f"c{i}"), Deadline(20)) for i in range(3)]
-    after = json.dumps([dict(node.value) for item in kubeconfig.ITEMS
-                        for node in kubeconfig._merged(files).entries[item].values()], sort_keys=True)
+    after = json.dumps([dict(node.value) for item in kubeconfig_files.ITEMS
+                        for node in kubeconfig_files.merged(files).entries[item].values()], sort_keys=True)
     compare(after, expected=before)  # the plugin's certificate went into each session's copy only
     compare(parsed, expected=[path])
     compare(len({s.configuration.cert_file for s in loaded}), expected=1)  # same data, the client's same file
@@ -133,7 +133,7 @@ def test_a_connection_kept_idle_too_long_is_opened_anew(tmp_path: Path, monkeypa
         session = kube.connect(str(server.kubeconfig(tmp_path / "kc", {"token": "t"})), None, Deadline(10))
         session.list("/apis/g/v1/things")
         session.list("/apis/g/v1/things")  # kept
-        monkeypatch.setattr(kube, "KEEP_IDLE_SECONDS", 0.0)
+        monkeypatch.setattr(connections, "KEEP_IDLE_SECONDS", 0.0)
         session.list("/apis/g/v1/things")  # idle too long: a new connection, with its deadline's watch
         compare([r.connection for r in server.requests], expected=[1, 1, 2])
 
