@@ -20,11 +20,20 @@ only as the provider's two policies allow, as the reference applies them.
 
 Everything wrong with the file is [USAGE] naming the key or the provider, before any call;
 what is wrong with one profile fails that member alone ([KUBECONFIG]). Pure: no I/O but the
-file's one read.
+file's one read and the look-up of a bare command in the approver's PATH.
+
+KEP-5339 trusts the hub for addresses, never for which program runs or whether TLS is used
+(docs/fleet.md, "What a hub writer may not decide"): the plugin is the file's command, resolved
+here to an absolute path (a bare name through the approver's own PATH, never a relative PATH
+entry; a relative path against the file's folder), so the child's PATH never chooses it; a
+profile may not set a variable that chooses or loads programs (REFUSED_ENV); and a member's
+server is `https://HOST[:PORT][/PATH]`, parsed strictly before anything runs (`strict_server`).
 """
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,6 +60,25 @@ ENVS_EXTENSION = "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs"
 # The fields of an offered cluster a member is reached with; any other (a file path of the hub
 # owner's machine, insecure-skip-tls-verify) is not taken from an inventory.
 CLUSTER_KEYS = ("server", "certificate-authority-data", "tls-server-name", "proxy-url", "extensions")
+# What a profile's additional-envs may not set: the variables that choose which program runs or what
+# it loads (the loader's, the shells', the interpreters'). A name is compared in capitals, so that
+# `Path` is refused too (Windows reads names without case).
+REFUSED_ENV = frozenset({
+    "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "GLOBIGNORE", "PROMPT_COMMAND",
+    "ZDOTDIR", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB", "PERLLIB", "PERLIO", "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES",
+    "RES_OPTIONS", "LOCALDOMAIN", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "SSL_CERT_FILE",
+    "SSL_CERT_DIR", "GODEBUG", "GOTRACEBACK", "TCLLIBPATH", "LUA_PATH", "LUA_CPATH", "LUA_INIT", "PHPRC",
+    "COMSPEC", "PATHEXT",
+})
+REFUSED_ENV_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "PYTHON", "PERL5", "MALLOC_", "GLIBC_", "GCONV_")
+# A member's server: https, a host (a DNS name, an IPv4 address or a bracketed IPv6 one), a port, a path.
+_SERVER = re.compile(r"https://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>[0-9]{1,5}))?"
+                     r"(?P<path>/[!$&'()*+,\-./0-9:;=@A-Z_a-z~%]*)?", re.ASCII)
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
+_PROXY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:[A-Za-z0-9._~%!$&'()*+,;=:-]*@)?"
+                    r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?/?", re.ASCII)
+_TLS_NAME = re.compile(r"[A-Za-z0-9._-]{1,253}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -112,10 +140,13 @@ def load(path: str) -> ProviderFile:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{flag}: not UTF-8 text") from None
-    return parse(text, path)
+    return parse(text, path, folder=os.path.dirname(os.path.abspath(path)))
 
 
-def parse(text: str, source: str = "the provider file") -> ProviderFile:
+def parse(text: str, source: str = "the provider file", folder: str | None = None) -> ProviderFile:
+    """The provider file's text, checked; a relative command path is taken from `folder` (the file's own,
+    as kubectl takes a kubeconfig's); without one, a member is refused it ([KUBECONFIG]), never run from
+    the current folder."""
     def bad(message: str) -> UsageError:
         return UsageError(f"--cluster-profile-providers {shown_argument(source)}: {message}")
 
@@ -144,7 +175,8 @@ def parse(text: str, source: str = "the provider file") -> ProviderFile:
             raise bad(f"provider {shown(name)}: two providers have that name")
         args_policy = _policy(entry, "profileSourcedCLIArgsPolicy", ARGS_POLICIES, name, bad)
         env_policy = _policy(entry, "profileSourcedEnvVarsPolicy", ENV_POLICIES, name, bad)
-        providers.append(Provider(name, _exec_config(entry.get("execConfig"), name, bad), args_policy, env_policy))
+        providers.append(Provider(name, _exec_config(entry.get("execConfig"), name, bad, folder), args_policy,
+                                  env_policy))
     return ProviderFile(source, tuple(providers))
 
 
@@ -164,7 +196,7 @@ def _policy(entry: Mapping[str, Any], key: str, allowed: Sequence[str], name: st
     return str(value)
 
 
-def _exec_config(value: Any, name: str, bad: Any) -> dict[str, Any]:
+def _exec_config(value: Any, name: str, bad: Any, folder: str | None = None) -> dict[str, Any]:
     """A kubeconfig exec config, checked as kubectl checks a kubeconfig user's; nulls dropped."""
     where = f"provider {shown(name)}: execConfig"
     if not isinstance(value, dict):
@@ -174,17 +206,23 @@ def _exec_config(value: Any, name: str, bad: Any) -> dict[str, Any]:
     command = config.get("command")
     if not isinstance(command, str) or not command.strip():
         raise bad(f"{where}.command: every provider needs the command of its credentials plugin")
+    if "\0" in command:
+        raise bad(f"{where}.command: a command holds no NUL character")
+    if folder is not None and not os.path.isabs(command) and _has_separator(command):
+        config["command"] = os.path.join(folder, command)  # as kubectl takes a kubeconfig's: not the current folder
     if config.get("apiVersion") not in EXEC_API_VERSIONS:
         raise bad(f"{where}.apiVersion must be {' or '.join(EXEC_API_VERSIONS)} "
                   f"(got {shown(config.get('apiVersion'))})")
     args = config.get("args", [])
-    if not isinstance(args, list) or any(not isinstance(a, str) for a in args):
-        raise bad(f"{where}.args: a list of strings")
+    if not isinstance(args, list) or any(not isinstance(a, str) or "\0" in a for a in args):
+        raise bad(f"{where}.args: a list of strings (without NUL characters)")
     env = config.get("env", [])
     if (not isinstance(env, list)
             or any(not isinstance(e, dict) or set(e) != {"name", "value"} or not isinstance(e["name"], str)
-                   or not e["name"] or not isinstance(e["value"], str) for e in env)):
-        raise bad(f"{where}.env: a list of {{name, value}} strings")
+                   or not _env_name(e["name"]) or not isinstance(e["value"], str) or "\0" in e["value"]
+                   for e in env)):
+        raise bad(f"{where}.env: a list of {{name, value}} strings (a name without '=' or NUL, a value "
+                  "without NUL)")
     if not isinstance(config.get("provideClusterInfo", False), bool):
         raise bad(f"{where}.provideClusterInfo: true or false")
     if config.get("interactiveMode", "Never") not in INTERACTIVE_MODES:
@@ -202,6 +240,7 @@ def member_user(provider: Provider, offered: Offered, profile: str) -> dict[str,
     profile's reserved extensions add as the provider's policies allow. [KUBECONFIG] for a bad extension."""
     config: dict[str, Any] = {key: value for key, value in provider.exec_config.items() if key != "installHint"}
     config["interactiveMode"] = "Never"  # a fleet's plugin runs unattended, as the reference runs it
+    config["command"] = _resolved_command(config["command"], profile)
     args = list(config.get("args", []))
     env = [dict(e) for e in config.get("env", [])]
     for name, data in extensions(offered, profile):
@@ -209,6 +248,7 @@ def member_user(provider: Provider, offered: Offered, profile: str) -> dict[str,
             args += _string_list(data, profile, name)
         elif name == ENVS_EXTENSION and provider.env_policy in (APPEND_IF_NOT_EXISTS, REPLACE):
             extra = _string_map(data, profile, name)
+            _refuse_program_variables(extra, profile, name)
             if provider.env_policy == REPLACE:  # the profile's value wins over the file's
                 env = [{"name": e["name"], "value": extra.pop(e["name"], e["value"])} for e in env]
             else:  # the file's value wins
@@ -232,8 +272,93 @@ def member_cluster(offered: Offered, profile: str) -> dict[str, Any]:
         cluster[key] = value
     if not cluster.get("server"):
         raise _bad_profile(profile, f"provider {shown(offered.name)} gives no cluster.server")
+    why = strict_server(cluster["server"])
+    if why is not None:
+        raise _bad_profile(profile, f"cluster.server {shown(cluster['server'])} of provider {shown(offered.name)}: "
+                                    f"{why}")
+    proxy = cluster.get("proxy-url")
+    if proxy is not None:
+        match = _PROXY.fullmatch(proxy)
+        if match is None or match.group("scheme").lower() not in PROXY_SCHEMES:
+            raise _bad_profile(profile, f"cluster.proxy-url {shown(proxy)} of provider {shown(offered.name)} is not "
+                                        f"a proxy URL ({', '.join(PROXY_SCHEMES)}://HOST[:PORT], without whitespace, "
+                                        "control characters or a backslash)")
+    if "tls-server-name" in cluster and not _TLS_NAME.fullmatch(cluster["tls-server-name"]):
+        raise _bad_profile(profile, f"cluster.tls-server-name {shown(cluster['tls-server-name'])} of provider "
+                                    f"{shown(offered.name)} is not a host name")
     extensions(offered, profile)  # checked: a list of {name, extension}
     return cluster
+
+
+def strict_server(server: str) -> str | None:
+    """Why `server` is not `https://HOST[:PORT][/PATH]` as every parser reads it alike, else None.
+
+    Refused: another scheme (a token would travel in cleartext), userinfo, a backslash, whitespace or
+    a control character, a query or a fragment, a port out of 1-65535, a bad IPv6 address: where
+    Go's net/url, Python's urllib and an HTTP library could disagree on the host.
+    """
+    if not server.isascii() or not server.isprintable() or any(c.isspace() for c in server):
+        return "holds whitespace, a control or a non-ASCII character"
+    if "\\" in server:
+        return "holds a backslash"
+    if not server[:8].lower() == "https://":
+        return "not an https:// server (a profile's server is reached over TLS only)"
+    match = _SERVER.fullmatch("https://" + server[8:])
+    if match is None:
+        if "@" in server.split("/", 3)[2]:
+            return "holds userinfo (USER@)"
+        if "?" in server or "#" in server:
+            return "holds a query or a fragment"
+        return "not https://HOST[:PORT][/PATH]"
+    host, port = match.group("host"), match.group("port")
+    if port is not None and not 0 < int(port) <= 65535:
+        return f"port {port} is out of 1-65535"
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return f"{host} is not an IPv6 address"
+    return None
+
+
+def _has_separator(command: str) -> bool:
+    return os.sep in command or bool(os.altsep and os.altsep in command)
+
+
+def _resolved_command(command: str, profile: str) -> str:
+    """The plugin's program as an absolute path: a bare name looked up in the approver's own PATH, as
+    client-go looks it up (never the child's PATH, which a profile's environment might set), and refused
+    when it is found through a relative PATH entry (`.`, an empty one), as Go refuses it since 1.19. A name
+    found nowhere is left as it is: running it fails with the session's "not found"."""
+    if _has_separator(command):
+        if not os.path.isabs(command):
+            raise _bad_profile(profile, f"the plugin {shown(command)} is a relative path, and the provider file "
+                                        "has no folder to take it from: refused (never the current folder)")
+        return command
+    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(entry or ".", command)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            if not os.path.isabs(entry):
+                raise _bad_profile(profile, f"the plugin {shown(command)} is found through the relative PATH entry "
+                                            f"{shown(entry or '.')}: refused (give the command's absolute path)")
+            return candidate
+    return command
+
+
+def _env_name(name: str) -> bool:
+    return bool(name) and "=" not in name and "\0" not in name
+
+
+def _refuse_program_variables(extra: Mapping[str, str], profile: str, extension: str) -> None:
+    """[KUBECONFIG] for a profile whose environment would choose or load programs: nothing runs."""
+    for name, value in extra.items():
+        if not _env_name(name) or "\0" in value:
+            raise _bad_profile(profile, f"its cluster extension {extension} sets {shown(name)}: not an environment "
+                                        "variable (a name without '=' or NUL, a value without NUL)")
+        upper = name.upper()
+        if upper in REFUSED_ENV or upper.startswith(REFUSED_ENV_PREFIXES):
+            raise _bad_profile(profile, f"its cluster extension {extension} sets {shown(name)}, a variable that "
+                                        "chooses or loads programs: a hub may not set it (nothing was run)")
 
 
 def extensions(offered: Offered, profile: str) -> list[tuple[str, Any]]:
@@ -247,7 +372,7 @@ def extensions(offered: Offered, profile: str) -> list[tuple[str, Any]]:
 
 
 def _string_list(data: Any, profile: str, name: str) -> list[str]:
-    if not isinstance(data, list) or any(not isinstance(item, str) for item in data):
+    if not isinstance(data, list) or any(not isinstance(item, str) or "\0" in item for item in data):
         raise _bad_profile(profile, f"its cluster extension {name} is not a list of strings")
     return list(data)
 
