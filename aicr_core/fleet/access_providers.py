@@ -34,7 +34,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,21 +124,19 @@ class ProviderFile:
 # -- the file --------------------------------------------------------------------------------------
 
 def load(path: str) -> ProviderFile:
-    """The file at `path`, parsed and checked; at most MAX_BYTES of a regular file are read."""
+    """The file at `path`, parsed and checked; at most MAX_BYTES of a regular file are read (a FIFO is refused
+    at once)."""
+    from aicr_core.framework import local_files
+
     flag = f"--cluster-profile-providers {shown_argument(path)}"
     try:
-        with open(path, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise UsageError(f"{flag}: not a regular file")
-            data = file.read(MAX_BYTES + 1)
-    except OSError as err:
-        raise UsageError(f"{flag}: cannot read it: {err.strerror or err}") from None
-    if len(data) > MAX_BYTES:
-        raise UsageError(f"{flag}: larger than {MAX_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
+        text = local_files.read_text(path, MAX_BYTES)
+    except local_files.Refused as refused:
+        raise UsageError(f"{flag}: {refused}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{flag}: not UTF-8 text") from None
+    except OSError as err:
+        raise UsageError(f"{flag}: cannot read it: {err.strerror or err}") from None
     return parse(text, path, folder=os.path.dirname(os.path.abspath(path)))
 
 

@@ -219,7 +219,7 @@ def unique_profiles(objects: list[dict[str, Any]], hub: str) -> list[Profile]:
     """The listed profiles in order (namespace, then name); [INVALID_OBJECT] for one listed twice, which no
     API server does (a hostile hub's second one would silently win)."""
     profiles = sorted((parse_profile(obj) for obj in objects), key=lambda p: (p.namespace, p.name))
-    for before, after in zip(profiles, profiles[1:]):
+    for before, after in zip(profiles, profiles[1:], strict=False):
         if before.member == after.member:
             raise AicrError(Code.INVALID_OBJECT, f"{hub} listed the ClusterProfile {after.member} twice: no API "
                             "server lists one object twice")

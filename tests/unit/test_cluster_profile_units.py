@@ -275,7 +275,8 @@ REFUSED_SERVERS = [
     ("https://a.example/?q", "holds a query or a fragment"), ("https://a.example#f", "holds a query or a fragment"),
     ("https://a.example:0", "port 0 is out of 1-65535"), ("https://a.example:65536", "out of 1-65535"),
     ("https://a.example:", "not https://HOST[:PORT][/PATH]"), ("https://", "not https://HOST[:PORT][/PATH]"),
-    ("https://[fd00::1::2]:1", "is not an IPv6 address"), ("https://[fd00::zz]:1", "not https://HOST"), ("https://a%2eexample", "not https://HOST"),
+    ("https://[fd00::1::2]:1", "is not an IPv6 address"), ("https://[fd00::zz]:1", "not https://HOST"),
+    ("https://a%2eexample", "not https://HOST"),
     ("https://ä.example", "non-ASCII"), ("https://a.example\u2028", "non-ASCII"),
 ]
 
