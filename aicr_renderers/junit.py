@@ -52,10 +52,15 @@ class JunitRenderer(Renderer):
         root = ElementTree.Element("testsuites", name="kubectl aicr policy test", tests=str(len(every)),
                                    failures=str(sum(_failed(i) for i in every)),
                                    errors=str(sum(_undecided(i) for i in every)))
+        unnamed = {str(entry.get("file")): entry for entry in result.data.get("unnamedPolicies") or []}
         for file, items in suites.items():
             suite = ElementTree.SubElement(root, "testsuite", name=_text(file), tests=str(len(items)),
                                            failures=str(sum(_failed(i) for i in items)),
                                            errors=str(sum(_undecided(i) for i in items)), skipped="0")
+            if file in unnamed:  # JUnit's properties come first in a testsuite
+                properties = ElementTree.SubElement(suite, "properties")
+                for name in unnamed[file].get("policies") or []:
+                    ElementTree.SubElement(properties, "property", name="aicr.unnamed-policy", value=_text(name))
             for item in items:
                 case = ElementTree.SubElement(suite, "testcase", name=_text(item.get("case")), classname=_text(file))
                 if _undecided(item):

@@ -399,3 +399,25 @@ def test_a_space_for_the_t_is_rfc3339s_own(aicr: Aicr, tmp_path: Path, suite: Pa
     proc = run(aicr, tmp_path, "examples/policy-tests", "--case", yaml.safe_load((suite / MAIN).read_text())
                ["cases"][0]["name"])
     compare(proc.returncode, expected=0, suffix=proc.stdout + proc.stderr)
+
+
+def test_an_installed_policy_the_suites_policy_file_does_not_name_is_reported(site_package: Aicr, aicr: Aicr,
+                                                                              tmp_path: Path, suite: Path) -> None:
+    """The example suite's policy file names the built-ins only: the site's change-ticket, installed beside
+    them, decides its approvals too, and the text report and JUnit's properties say so."""
+    proc = run(site_package, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "--case",
+               "approve inside the Wednesday window")
+    lines = proc.stdout.splitlines()
+    compare(lines[-2], expected="note: examples/policy-tests/approval-policy.aicr-test.yaml: installed policies "
+                                "took part that examples/approval-policy.yaml does not name: "
+                                "change-ticket", suffix=proc.stdout)
+    junit = run(site_package, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "--case",
+                "approve inside the Wednesday window", "-o", "junit")
+    [testsuite] = ElementTree.fromstring(junit.stdout).findall("testsuite")
+    compare([(p.get("name"), p.get("value")) for p in testsuite.findall("properties/property")],
+            expected=[("aicr.unnamed-policy", "change-ticket")])
+    compare(testsuite[0].tag, expected="properties")
+    # The built-ins alone: the policy file names every one that took part; nothing to report.
+    alone = run(aicr, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "-o", "junit")
+    compare(ElementTree.fromstring(alone.stdout).findall("testsuite/properties"), expected=[])
+    compare(json.loads(run(aicr, tmp_path, str(SUITE), "-o", "json").stdout)["unnamedPolicies"], expected=[])
