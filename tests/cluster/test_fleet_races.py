@@ -31,8 +31,8 @@ def required_policy(plane: testbed.ControlPlane) -> Iterator[None]:
                            "required": [{"name": "change-window", "distribution": "kubectl-aicr"},
                                         {"name": "four-eyes", "distribution": "kubectl-aicr"}],
                            "policies": {}})
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"}, "data": {"policy.yaml": body}}
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"policy.yaml": body},
+                 "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"}}
     plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
     plane.kubectl("create", "-f", "-", input=json.dumps(configmap))
     yield
