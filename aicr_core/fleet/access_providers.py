@@ -73,7 +73,7 @@ REFUSED_ENV = frozenset({
 REFUSED_ENV_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "PYTHON", "PERL5", "MALLOC_", "GLIBC_", "GCONV_")
 # A member's server: https, a host (a DNS name, an IPv4 address or a bracketed IPv6 one), a port, a path.
 _SERVER = re.compile(r"https://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>[0-9]{1,5}))?"
-                     r"(?P<path>/[!$&'()*+,\-./0-9:;=@A-Z_a-z~%]*)?", re.ASCII)
+                     r"(?P<path>/(?:[!$&'()*+,\-./0-9:;=@A-Z_a-z~]|%[0-9A-Fa-f]{2})*)?", re.ASCII)
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _PROXY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:[A-Za-z0-9._~%!$&'()*+,;=:-]*@)?"
                     r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?/?", re.ASCII)
