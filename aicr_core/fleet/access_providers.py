@@ -26,19 +26,18 @@ KEP-5339 trusts the hub for addresses, never for which program runs or whether T
 (docs/fleet.md, "What a hub writer may not decide"): the plugin is the file's command, resolved
 here to an absolute path (a bare name through the approver's own PATH, never a relative PATH
 entry; a relative path against the file's folder), so the child's PATH never chooses it; a
-profile may not set a variable that chooses or loads programs (REFUSED_ENV); and a member's
-server is `https://HOST[:PORT][/PATH]`, parsed strictly before anything runs (`strict_server`).
+profile may not set a variable that chooses or loads programs; and a member's server is
+`https://HOST[:PORT][/PATH]`, parsed strictly before anything runs (aicr_core.fleet.hub_limits).
 """
 from __future__ import annotations
 
-import ipaddress
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
+from aicr_core.fleet import hub_limits
 
 MAX_BYTES = 1 << 20  # a provider file names a few plugins; a larger one is a wrong file
 TOP_KEYS = ("providers",)
@@ -59,25 +58,6 @@ ENVS_EXTENSION = "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs"
 # The fields of an offered cluster a member is reached with; any other (a file path of the hub
 # owner's machine, insecure-skip-tls-verify) is not taken from an inventory.
 CLUSTER_KEYS = ("server", "certificate-authority-data", "tls-server-name", "proxy-url", "extensions")
-# What a profile's additional-envs may not set: the variables that choose which program runs or what
-# it loads (the loader's, the shells', the interpreters'). A name is compared in capitals, so that
-# `Path` is refused too (Windows reads names without case).
-REFUSED_ENV = frozenset({
-    "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "GLOBIGNORE", "PROMPT_COMMAND",
-    "ZDOTDIR", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT", "RUBYLIB", "PERLLIB", "PERLIO", "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES",
-    "RES_OPTIONS", "LOCALDOMAIN", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES", "SSL_CERT_FILE",
-    "SSL_CERT_DIR", "GODEBUG", "GOTRACEBACK", "TCLLIBPATH", "LUA_PATH", "LUA_CPATH", "LUA_INIT", "PHPRC",
-    "COMSPEC", "PATHEXT",
-})
-REFUSED_ENV_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "PYTHON", "PERL5", "MALLOC_", "GLIBC_", "GCONV_")
-# A member's server: https, a host (a DNS name, an IPv4 address or a bracketed IPv6 one), a port, a path.
-_SERVER = re.compile(r"https://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>[0-9]{1,5}))?"
-                     r"(?P<path>/(?:[!$&'()*+,\-./0-9:;=@A-Z_a-z~]|%[0-9A-Fa-f]{2})*)?", re.ASCII)
-PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
-_PROXY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:[A-Za-z0-9._~%!$&'()*+,;=:-]*@)?"
-                    r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?/?", re.ASCII)
-_TLS_NAME = re.compile(r"[A-Za-z0-9._-]{1,253}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -205,7 +185,7 @@ def _exec_config(value: Any, name: str, bad: Any, folder: str | None = None) -> 
         raise bad(f"{where}.command: every provider needs the command of its credentials plugin")
     if "\0" in command:
         raise bad(f"{where}.command: a command holds no NUL character")
-    if folder is not None and not os.path.isabs(command) and _has_separator(command):
+    if folder is not None and not os.path.isabs(command) and hub_limits.has_separator(command):
         config["command"] = os.path.join(folder, command)  # as kubectl takes a kubeconfig's: not the current folder
     if config.get("apiVersion") not in EXEC_API_VERSIONS:
         raise bad(f"{where}.apiVersion must be {' or '.join(EXEC_API_VERSIONS)} "
@@ -216,7 +196,7 @@ def _exec_config(value: Any, name: str, bad: Any, folder: str | None = None) -> 
     env = config.get("env", [])
     if (not isinstance(env, list)
             or any(not isinstance(e, dict) or set(e) != {"name", "value"} or not isinstance(e["name"], str)
-                   or not _env_name(e["name"]) or not isinstance(e["value"], str) or "\0" in e["value"]
+                   or not hub_limits.env_name(e["name"]) or not isinstance(e["value"], str) or "\0" in e["value"]
                    for e in env)):
         raise bad(f"{where}.env: a list of {{name, value}} strings (a name without '=' or NUL, a value "
                   "without NUL)")
@@ -269,93 +249,29 @@ def member_cluster(offered: Offered, profile: str) -> dict[str, Any]:
         cluster[key] = value
     if not cluster.get("server"):
         raise _bad_profile(profile, f"provider {shown(offered.name)} gives no cluster.server")
-    why = strict_server(cluster["server"])
-    if why is not None:
-        raise _bad_profile(profile, f"cluster.server {shown(cluster['server'])} of provider {shown(offered.name)}: "
-                                    f"{why}")
-    proxy = cluster.get("proxy-url")
-    if proxy is not None:
-        match = _PROXY.fullmatch(proxy)
-        if match is None or match.group("scheme").lower() not in PROXY_SCHEMES:
-            raise _bad_profile(profile, f"cluster.proxy-url {shown(proxy)} of provider {shown(offered.name)} is not "
-                                        f"a proxy URL ({', '.join(PROXY_SCHEMES)}://HOST[:PORT], without whitespace, "
-                                        "control characters or a backslash)")
-    if "tls-server-name" in cluster and not _TLS_NAME.fullmatch(cluster["tls-server-name"]):
-        raise _bad_profile(profile, f"cluster.tls-server-name {shown(cluster['tls-server-name'])} of provider "
-                                    f"{shown(offered.name)} is not a host name")
+    for key, check in (("server", hub_limits.strict_server), ("proxy-url", hub_limits.proxy_problem),
+                       ("tls-server-name", hub_limits.tls_name_problem)):
+        why = check(cluster[key]) if key in cluster else None
+        if why is not None:
+            raise _bad_profile(profile, f"cluster.{key} {shown(cluster[key])} of provider {shown(offered.name)}: "
+                                        f"{why}")
     extensions(offered, profile)  # checked: a list of {name, extension}
     return cluster
 
 
-def strict_server(server: str) -> str | None:
-    """Why `server` is not `https://HOST[:PORT][/PATH]` as every parser reads it alike, else None.
-
-    Refused: another scheme (a token would travel in cleartext), userinfo, a backslash, whitespace or
-    a control character, a query or a fragment, a port out of 1-65535, a bad IPv6 address: where
-    Go's net/url, Python's urllib and an HTTP library could disagree on the host.
-    """
-    if not server.isascii() or not server.isprintable() or any(c.isspace() for c in server):
-        return "holds whitespace, a control or a non-ASCII character"
-    if "\\" in server:
-        return "holds a backslash"
-    if not server[:8].lower() == "https://":
-        return "not an https:// server (a profile's server is reached over TLS only)"
-    match = _SERVER.fullmatch("https://" + server[8:])
-    if match is None:
-        if "@" in server.split("/", 3)[2]:
-            return "holds userinfo (USER@)"
-        if "?" in server or "#" in server:
-            return "holds a query or a fragment"
-        return "not https://HOST[:PORT][/PATH]"
-    host, port = match.group("host"), match.group("port")
-    if port is not None and not 0 < int(port) <= 65535:
-        return f"port {port} is out of 1-65535"
-    if host.startswith("["):
-        try:
-            ipaddress.IPv6Address(host[1:-1])
-        except ValueError:
-            return f"{host} is not an IPv6 address"
-    return None
-
-
-def _has_separator(command: str) -> bool:
-    return os.sep in command or bool(os.altsep and os.altsep in command)
-
-
 def _resolved_command(command: str, profile: str) -> str:
-    """The plugin's program as an absolute path: a bare name looked up in the approver's own PATH, as
-    client-go looks it up (never the child's PATH, which a profile's environment might set), and refused
-    when it is found through a relative PATH entry (`.`, an empty one), as Go refuses it since 1.19. A name
-    found nowhere is left as it is: running it fails with the session's "not found"."""
-    if _has_separator(command):
-        if not os.path.isabs(command):
-            raise _bad_profile(profile, f"the plugin {shown(command)} is a relative path, and the provider file "
-                                        "has no folder to take it from: refused (never the current folder)")
-        return command
-    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(entry or ".", command)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            if not os.path.isabs(entry):
-                raise _bad_profile(profile, f"the plugin {shown(command)} is found through the relative PATH entry "
-                                            f"{shown(entry or '.')}: refused (give the command's absolute path)")
-            return candidate
-    return command
-
-
-def _env_name(name: str) -> bool:
-    return bool(name) and "=" not in name and "\0" not in name
+    try:
+        return hub_limits.resolved_command(command)
+    except hub_limits.Refused as refused:
+        raise _bad_profile(profile, f"the plugin {shown(command)} {refused}") from None
 
 
 def _refuse_program_variables(extra: Mapping[str, str], profile: str, extension: str) -> None:
     """[KUBECONFIG] for a profile whose environment would choose or load programs: nothing runs."""
     for name, value in extra.items():
-        if not _env_name(name) or "\0" in value:
-            raise _bad_profile(profile, f"its cluster extension {extension} sets {shown(name)}: not an environment "
-                                        "variable (a name without '=' or NUL, a value without NUL)")
-        upper = name.upper()
-        if upper in REFUSED_ENV or upper.startswith(REFUSED_ENV_PREFIXES):
-            raise _bad_profile(profile, f"its cluster extension {extension} sets {shown(name)}, a variable that "
-                                        "chooses or loads programs: a hub may not set it (nothing was run)")
+        why = hub_limits.variable_problem(name, value)
+        if why is not None:
+            raise _bad_profile(profile, f"its cluster extension {extension} sets {shown(name)}{why}")
 
 
 def extensions(offered: Offered, profile: str) -> list[tuple[str, Any]]:

@@ -11,7 +11,7 @@ from testfixtures import ShouldRaise, compare
 
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import access_providers as providers
-from aicr_core.fleet import waves_file
+from aicr_core.fleet import hub_limits, waves_file
 from aicr_core.fleet.access_providers import Offered
 from aicr_core.fleet.cluster_profiles import parse_profile
 
@@ -283,13 +283,13 @@ REFUSED_SERVERS = [
 
 @pytest.mark.parametrize("server", ACCEPTED_SERVERS)
 def test_a_members_server_that_every_parser_reads_alike_is_accepted(server: str) -> None:
-    compare(providers.strict_server(server), expected=None)
+    compare(hub_limits.strict_server(server), expected=None)
     compare(providers.member_cluster(offered("p", server), "ns/m")["server"], expected=server)
 
 
 @pytest.mark.parametrize(("server", "why"), REFUSED_SERVERS)
 def test_any_other_server_is_kubeconfig_for_that_member(server: str, why: str) -> None:
-    reason = providers.strict_server(server)
+    reason = hub_limits.strict_server(server)
     assert reason is not None and why in reason, (server, reason)
     with ShouldRaise(AicrError) as raised:
         providers.member_cluster(offered("p", server), "ns/m")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from aicr_core.fleet.access_providers import strict_server
+from aicr_core.fleet.hub_limits import strict_server
 
 REF_SOURCE = Path(__file__).resolve().parents[2] / "tools" / "url_ref"
 GOOD = ["https://a.example", "https://a.example:6443", "https://10.0.0.1:443/prefix/", "https://[fd00::1]:6443",
