@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
@@ -135,8 +135,14 @@ def run_tests(paths: list[str], pattern: str | None, fail_only: bool, operator_n
     runner = policy_tests.Runner(operator_namespace)
     results = [result for test_file, cases in selected if cases for result in runner.run(test_file, cases)]
     failed = sum(not r.passed for r in results)
+    unnamed: dict[str, dict[str, Any]] = {}
+    for test_file, cases in selected:
+        names = sorted({name for r in results if r.file == test_file.path for name in r.unnamed})
+        if cases and names:
+            unnamed[test_file.path] = {"file": test_file.path, "policyFile": test_file.policy, "policies": names}
     return Result("PolicyTestReport", {"items": [r.document() for r in results], "passed": len(results) - failed,
-                                       "failed": failed, "failOnly": fail_only},
+                                       "failed": failed, "failOnly": fail_only,
+                                       "unnamedPolicies": list(unnamed.values())},
                   exit_code=1 if failed else 0)
 
 

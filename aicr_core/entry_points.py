@@ -14,6 +14,7 @@ command they did not install.
 from __future__ import annotations
 
 import importlib.metadata
+import threading
 from collections import defaultdict
 from typing import Any, NamedTuple
 
@@ -95,7 +96,11 @@ def load_target(info: PluginInfo) -> Any:
     return loaded[0]
 
 
+# Which distribution declares each entry point: built whole, then published, under a lock. A fleet's
+# workers ask at once (a policy file's `required: [{name, distribution}]`); a table published empty
+# and then filled would answer "unknown" to a worker that read it half-made.
 _dist_by_entry_point: dict[str, tuple[str, str]] | None = None
+_dist_lock = threading.Lock()
 
 
 def distribution_of(info: PluginInfo) -> str:
@@ -106,11 +111,15 @@ def distribution_of(info: PluginInfo) -> str:
 
 def distribution_and_version(info: PluginInfo) -> tuple[str, str]:
     global _dist_by_entry_point
-    if _dist_by_entry_point is None:
-        _dist_by_entry_point = {}
-        for dist in importlib.metadata.distributions():
-            for ep in dist.entry_points:
-                if ep.group in GROUPS:
-                    _dist_by_entry_point[f"{ep.group}\0{ep.name}\0{ep.value}"] = (
-                        dist.metadata["Name"], dist.version)
-    return _dist_by_entry_point.get(f"{info.group}\0{info.name}\0{info.target}", ("unknown", ""))
+    table = _dist_by_entry_point
+    if table is None:
+        with _dist_lock:
+            table = _dist_by_entry_point
+            if table is None:
+                table = {}
+                for dist in importlib.metadata.distributions():
+                    for ep in dist.entry_points:
+                        if ep.group in GROUPS:
+                            table[f"{ep.group}\0{ep.name}\0{ep.value}"] = (dist.metadata["Name"], dist.version)
+                _dist_by_entry_point = table
+    return table.get(f"{info.group}\0{info.name}\0{info.target}", ("unknown", ""))

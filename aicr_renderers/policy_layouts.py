@@ -76,6 +76,10 @@ def policy_test_report(d: dict[str, Any]) -> list[str]:
         lines.append(f"{word}  {value(item.get('file'))}  {value(item.get('case'))}")
         if not passed:
             lines += [f"    {line}" for line in failure_lines(item)]
+    for entry in d.get("unnamedPolicies") or []:
+        lines.append(f"note: {value(entry.get('file'))}: installed policies took part that "
+                     f"{value(entry.get('policyFile'))} does not name: "
+                     + ", ".join(value(name) for name in entry.get("policies") or []))
     failed = d.get("failed") or 0
     lines.append(f"{value(d.get('passed'), '0')} passed, "
                  + (colours.allowed(f"{value(failed)} failed", False) if failed else "0 failed"))

@@ -12,8 +12,6 @@ an escape, never sent to the terminal; the template's own `\\n` and `\\t` stay.
 """
 from __future__ import annotations
 
-import os
-import stat
 from typing import TYPE_CHECKING, Any, TextIO
 
 from aicr_core.plugin import Renderer, Result, UsageError, safe, shown_argument
@@ -34,16 +32,12 @@ def read_template_file(path: str, flag: str) -> str:
     """A template file's text (a regular file of at most 1 MiB); USAGE naming it otherwise (before any API call)."""
     if not path:
         raise UsageError(f"-o {flag}= needs a file name")
+    from aicr_core.plugin import local_files
+
     try:
-        # O_NONBLOCK: opening a FIFO would otherwise wait for a writer (a regular file ignores it).
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise UsageError(f"error reading {flag} {shown_argument(path)}: not a regular file")
-            data = file.read(MAX_TEMPLATE_BYTES + 1)
-        if len(data) > MAX_TEMPLATE_BYTES:
-            raise UsageError(f"error reading {flag} {shown_argument(path)}: larger than {MAX_TEMPLATE_BYTES} bytes")
-        return data.decode("utf-8")
+        return local_files.read_text(path, MAX_TEMPLATE_BYTES)
+    except local_files.Refused as refused:
+        raise UsageError(f"error reading {flag} {shown_argument(path)}: {refused}") from None
     except (OSError, UnicodeDecodeError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise UsageError(f"error reading {flag} {shown_argument(path)}: {reason}") from None

@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -321,19 +321,25 @@ def _check_case(index: int, case: _Case, where: str, problems: list[str]) -> Cas
                 tuple(case.overrides), at, case.expect.allowed, code, dict(case.expect.policies))
 
 
+# RFC 3339's date-time (section 5.6): `T` (or, as it allows, a space) between date and time, an
+# optional fraction, `Z` or a numeric offset. ISO 8601's other forms (week dates, comma fractions,
+# the basic format 20261202T100000Z) are not RFC 3339.
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))?",
+                      re.ASCII)
+
+
 def _instant(value: Any, where: str, problems: list[str]) -> datetime | None:
     """`at`: RFC 3339 with an offset (`Z`, `+01:00`); YAML reads an unquoted one as a datetime already."""
     moment: datetime | None = None
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            problems.append(f"{where}: {_shown(value)} is not an RFC 3339 time such as 2026-12-02T10:00:00+01:00")
-            return None
-        if "T" not in value.upper():
+        moment = _rfc3339(value.strip())
+        if moment is None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip(), re.ASCII):
             problems.append(f"{where}: {_shown(value)} is a date; give a time too (2026-12-02T10:00:00+01:00)")
+            return None
+        if moment is None:
+            problems.append(f"{where}: {_shown(value)} is not an RFC 3339 time such as 2026-12-02T10:00:00+01:00")
             return None
     else:
         problems.append(f"{where}: an RFC 3339 time such as \"2026-12-02T10:00:00+01:00\", not {_type_name(value)}")
@@ -341,7 +347,33 @@ def _instant(value: Any, where: str, problems: list[str]) -> datetime | None:
     if moment.tzinfo is None or moment.utcoffset() is None:
         problems.append(f"{where}: {_shown(str(value))} has no time zone offset (add Z or +01:00)")
         return None
-    return moment.astimezone(timezone.utc).replace(microsecond=0)
+    try:
+        return moment.astimezone(timezone.utc).replace(microsecond=0)
+    except OverflowError:
+        problems.append(f"{where}: {_shown(str(value))} is an instant that cannot be held in UTC "
+                        "(years 1 to 9999 only)")
+        return None
+
+
+def _rfc3339(text: str) -> datetime | None:
+    """The instant RFC 3339 `text` names (naive without an offset, for the caller to refuse), or None when it
+    is not RFC 3339's form or no date."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second = (int(part) for part in match.groups()[:6])
+    offset: timedelta | None = None
+    if match.group(8):
+        offset = timedelta(0)
+    elif match.group(9):
+        hours, minutes = int(match.group(10)), int(match.group(11))
+        if hours > 23 or minutes > 59:
+            return None
+        offset = (1 if match.group(9) == "+" else -1) * timedelta(hours=hours, minutes=minutes)
+    try:
+        return datetime(year, month, day, hour, minute, second, tzinfo=None if offset is None else timezone(offset))
+    except ValueError:  # February 30th, hour 24, a leap second: Python's datetime holds none of them
+        return None
 
 
 def _duration(text: str, where: str, problems: list[str]) -> ParsedDuration | None:
@@ -381,7 +413,7 @@ def _shown(value: Any) -> str:
 
 def read_bounded(path: str, limit: int, refuse: Callable[[str], Exception]) -> str:
     """A regular file's UTF-8 text of at most `limit` bytes, read no further (as the policy file is)."""
-    from aicr_core.domain import local_files
+    from aicr_core.framework import local_files
 
     try:
         return local_files.read_text(path, limit)

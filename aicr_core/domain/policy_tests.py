@@ -36,6 +36,9 @@ class CaseResult:
     decision: dict[str, Any] | None = None  # the PolicyDecision document, as `policy check -o json` has it
     error: str | None = None  # why the case could not be decided as the file asks
     differences: list[str] = field(default_factory=list)
+    # Installed policies that took part in the decision without being named by the suite's policy file:
+    # a site's CI should know that a package installed beside it decides its cases too.
+    unnamed: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -98,7 +101,18 @@ class Runner:
             result.decision = decide(case, rollout, engine, partial(reads.assessment, rollout), test_file.policy,
                                      self.operator_namespace)
             result.differences = differences(case, result.decision)
+            result.unnamed = unnamed_policies(engine, result.decision)
         return results
+
+
+def unnamed_policies(engine: PolicyEngine, decision: Mapping[str, Any]) -> list[str]:
+    """The policies of `decision` that the engine's policy file does not configure (active as installed)."""
+    names = []
+    for outcome in decision.get("policies") or []:
+        setup = engine.setup(str(outcome.get("name")))
+        if setup is not None and not setup.configured:
+            names.append(setup.name)
+    return names
 
 
 class _Reads:

@@ -20,17 +20,24 @@ only as the provider's two policies allow, as the reference applies them.
 
 Everything wrong with the file is [USAGE] naming the key or the provider, before any call;
 what is wrong with one profile fails that member alone ([KUBECONFIG]). Pure: no I/O but the
-file's one read.
+file's one read and the look-up of a bare command in the approver's PATH.
+
+KEP-5339 trusts the hub for addresses, never for which program runs or whether TLS is used
+(docs/fleet.md, "What a hub writer may not decide"): the plugin is the file's command, resolved
+here to an absolute path (a bare name through the approver's own PATH, never a relative PATH
+entry; a relative path against the file's folder), so the child's PATH never chooses it; a
+profile may not set a variable that chooses or loads programs; and a member's server is
+`https://HOST[:PORT][/PATH]`, parsed strictly before anything runs (aicr_core.fleet.hub_limits).
 """
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
+from aicr_core.fleet import hub_limits
 
 MAX_BYTES = 1 << 20  # a provider file names a few plugins; a larger one is a wrong file
 TOP_KEYS = ("providers",)
@@ -97,25 +104,26 @@ class ProviderFile:
 # -- the file --------------------------------------------------------------------------------------
 
 def load(path: str) -> ProviderFile:
-    """The file at `path`, parsed and checked; at most MAX_BYTES of a regular file are read."""
+    """The file at `path`, parsed and checked; at most MAX_BYTES of a regular file are read (a FIFO is refused
+    at once)."""
+    from aicr_core.framework import local_files
+
     flag = f"--cluster-profile-providers {shown_argument(path)}"
     try:
-        with open(path, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise UsageError(f"{flag}: not a regular file")
-            data = file.read(MAX_BYTES + 1)
-    except OSError as err:
-        raise UsageError(f"{flag}: cannot read it: {err.strerror or err}") from None
-    if len(data) > MAX_BYTES:
-        raise UsageError(f"{flag}: larger than {MAX_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
+        text = local_files.read_text(path, MAX_BYTES)
+    except local_files.Refused as refused:
+        raise UsageError(f"{flag}: {refused}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{flag}: not UTF-8 text") from None
-    return parse(text, path)
+    except OSError as err:
+        raise UsageError(f"{flag}: cannot read it: {err.strerror or err}") from None
+    return parse(text, path, folder=os.path.dirname(os.path.abspath(path)))
 
 
-def parse(text: str, source: str = "the provider file") -> ProviderFile:
+def parse(text: str, source: str = "the provider file", folder: str | None = None) -> ProviderFile:
+    """The provider file's text, checked; a relative command path is taken from `folder` (the file's own,
+    as kubectl takes a kubeconfig's); without one, a member is refused it ([KUBECONFIG]), never run from
+    the current folder."""
     def bad(message: str) -> UsageError:
         return UsageError(f"--cluster-profile-providers {shown_argument(source)}: {message}")
 
@@ -144,7 +152,8 @@ def parse(text: str, source: str = "the provider file") -> ProviderFile:
             raise bad(f"provider {shown(name)}: two providers have that name")
         args_policy = _policy(entry, "profileSourcedCLIArgsPolicy", ARGS_POLICIES, name, bad)
         env_policy = _policy(entry, "profileSourcedEnvVarsPolicy", ENV_POLICIES, name, bad)
-        providers.append(Provider(name, _exec_config(entry.get("execConfig"), name, bad), args_policy, env_policy))
+        providers.append(Provider(name, _exec_config(entry.get("execConfig"), name, bad, folder), args_policy,
+                                  env_policy))
     return ProviderFile(source, tuple(providers))
 
 
@@ -164,7 +173,7 @@ def _policy(entry: Mapping[str, Any], key: str, allowed: Sequence[str], name: st
     return str(value)
 
 
-def _exec_config(value: Any, name: str, bad: Any) -> dict[str, Any]:
+def _exec_config(value: Any, name: str, bad: Any, folder: str | None = None) -> dict[str, Any]:
     """A kubeconfig exec config, checked as kubectl checks a kubeconfig user's; nulls dropped."""
     where = f"provider {shown(name)}: execConfig"
     if not isinstance(value, dict):
@@ -174,17 +183,23 @@ def _exec_config(value: Any, name: str, bad: Any) -> dict[str, Any]:
     command = config.get("command")
     if not isinstance(command, str) or not command.strip():
         raise bad(f"{where}.command: every provider needs the command of its credentials plugin")
+    if "\0" in command:
+        raise bad(f"{where}.command: a command holds no NUL character")
+    if folder is not None and not os.path.isabs(command) and hub_limits.has_separator(command):
+        config["command"] = os.path.join(folder, command)  # as kubectl takes a kubeconfig's: not the current folder
     if config.get("apiVersion") not in EXEC_API_VERSIONS:
         raise bad(f"{where}.apiVersion must be {' or '.join(EXEC_API_VERSIONS)} "
                   f"(got {shown(config.get('apiVersion'))})")
     args = config.get("args", [])
-    if not isinstance(args, list) or any(not isinstance(a, str) for a in args):
-        raise bad(f"{where}.args: a list of strings")
+    if not isinstance(args, list) or any(not isinstance(a, str) or "\0" in a for a in args):
+        raise bad(f"{where}.args: a list of strings (without NUL characters)")
     env = config.get("env", [])
     if (not isinstance(env, list)
             or any(not isinstance(e, dict) or set(e) != {"name", "value"} or not isinstance(e["name"], str)
-                   or not e["name"] or not isinstance(e["value"], str) for e in env)):
-        raise bad(f"{where}.env: a list of {{name, value}} strings")
+                   or not hub_limits.env_name(e["name"]) or not isinstance(e["value"], str) or "\0" in e["value"]
+                   for e in env)):
+        raise bad(f"{where}.env: a list of {{name, value}} strings (a name without '=' or NUL, a value "
+                  "without NUL)")
     if not isinstance(config.get("provideClusterInfo", False), bool):
         raise bad(f"{where}.provideClusterInfo: true or false")
     if config.get("interactiveMode", "Never") not in INTERACTIVE_MODES:
@@ -202,6 +217,7 @@ def member_user(provider: Provider, offered: Offered, profile: str) -> dict[str,
     profile's reserved extensions add as the provider's policies allow. [KUBECONFIG] for a bad extension."""
     config: dict[str, Any] = {key: value for key, value in provider.exec_config.items() if key != "installHint"}
     config["interactiveMode"] = "Never"  # a fleet's plugin runs unattended, as the reference runs it
+    config["command"] = _resolved_command(config["command"], profile)
     args = list(config.get("args", []))
     env = [dict(e) for e in config.get("env", [])]
     for name, data in extensions(offered, profile):
@@ -209,6 +225,7 @@ def member_user(provider: Provider, offered: Offered, profile: str) -> dict[str,
             args += _string_list(data, profile, name)
         elif name == ENVS_EXTENSION and provider.env_policy in (APPEND_IF_NOT_EXISTS, REPLACE):
             extra = _string_map(data, profile, name)
+            _refuse_program_variables(extra, profile, name)
             if provider.env_policy == REPLACE:  # the profile's value wins over the file's
                 env = [{"name": e["name"], "value": extra.pop(e["name"], e["value"])} for e in env]
             else:  # the file's value wins
@@ -232,8 +249,29 @@ def member_cluster(offered: Offered, profile: str) -> dict[str, Any]:
         cluster[key] = value
     if not cluster.get("server"):
         raise _bad_profile(profile, f"provider {shown(offered.name)} gives no cluster.server")
+    for key, check in (("server", hub_limits.strict_server), ("proxy-url", hub_limits.proxy_problem),
+                       ("tls-server-name", hub_limits.tls_name_problem)):
+        why = check(cluster[key]) if key in cluster else None
+        if why is not None:
+            raise _bad_profile(profile, f"cluster.{key} {shown(cluster[key])} of provider {shown(offered.name)}: "
+                                        f"{why}")
     extensions(offered, profile)  # checked: a list of {name, extension}
     return cluster
+
+
+def _resolved_command(command: str, profile: str) -> str:
+    try:
+        return hub_limits.resolved_command(command)
+    except hub_limits.Refused as refused:
+        raise _bad_profile(profile, f"the plugin {shown(command)} {refused}") from None
+
+
+def _refuse_program_variables(extra: Mapping[str, str], profile: str, extension: str) -> None:
+    """[KUBECONFIG] for a profile whose environment would choose or load programs: nothing runs."""
+    for name, value in extra.items():
+        why = hub_limits.variable_problem(name, value)
+        if why is not None:
+            raise _bad_profile(profile, f"its cluster extension {extension} sets {shown(name)}{why}")
 
 
 def extensions(offered: Offered, profile: str) -> list[tuple[str, Any]]:
@@ -247,7 +285,7 @@ def extensions(offered: Offered, profile: str) -> list[tuple[str, Any]]:
 
 
 def _string_list(data: Any, profile: str, name: str) -> list[str]:
-    if not isinstance(data, list) or any(not isinstance(item, str) for item in data):
+    if not isinstance(data, list) or any(not isinstance(item, str) or "\0" in item for item in data):
         raise _bad_profile(profile, f"its cluster extension {name} is not a list of strings")
     return list(data)
 

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 GROUP, VERSION, PLURAL = "multicluster.x-k8s.io", "v1alpha1", "clusterprofiles"
 HEALTHY = "ControlPlaneHealthy"
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# A ClusterProfile's name: a DNS-1123 subdomain (what the API server accepts for a custom resource's name).
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def profiles_path(namespace: str | None = None) -> str:
@@ -91,7 +93,7 @@ class Profile:
             if isinstance(condition, dict) and condition.get("type") == HEALTHY:
                 if condition.get("status") != "False":
                     return None
-                words = [str(condition[k]) for k in ("reason", "message") if condition.get(k)]
+                words = [hub_text(str(condition[k])) for k in ("reason", "message") if condition.get(k)]
                 return ": ".join(words) or "no message"
         return None
 
@@ -115,13 +117,29 @@ class Profile:
         return found
 
 
+def hub_text(text: str) -> str:
+    """A word of the hub's for a message, on one line: control characters escaped, TAB as well (a TAB would
+    shift a table's columns); the error line escapes the rest."""
+    from aicr_core.framework.terminal import safe
+
+    return safe(text, allow_newlines=False).replace("\t", "\\t")
+
+
 def parse_profile(obj: Mapping[str, Any]) -> Profile:
+    """One listed profile; [INVALID_OBJECT] for what no API server would list (a name or namespace that is
+    not a DNS-1123 one: a `/` in a namespace would make two members' names alike)."""
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
     name, namespace = metadata.get("name"), metadata.get("namespace")
     if not isinstance(name, str) or not isinstance(namespace, str) or not name or not namespace:
         raise AicrError(Code.INVALID_OBJECT, "the hub listed a ClusterProfile without metadata.name and "
                         "metadata.namespace")
+    if len(namespace) > 63 or not _NAMESPACE.fullmatch(namespace):
+        raise AicrError(Code.INVALID_OBJECT, f"the hub listed a ClusterProfile in namespace {shown(namespace)}, "
+                        "which is not a DNS-1123 label: no API server lists one")
+    if len(name) > 253 or not _SUBDOMAIN.fullmatch(name):
+        raise AicrError(Code.INVALID_OBJECT, f"the hub listed a ClusterProfile named {shown(name)} in namespace "
+                        f"{namespace}, which is not a DNS-1123 subdomain: no API server lists one")
     labels = metadata.get("labels")
     labels = {k: v for k, v in labels.items() if isinstance(k, str) and isinstance(v, str)} \
         if isinstance(labels, dict) else {}
@@ -163,7 +181,7 @@ class Inventory:
         chosen = self.providers.choose(access, credential)
         if chosen is None:
             offered = sorted({o.name for o in [*access, *credential]})
-            offers = ("offers the providers " + ", ".join(f'"{n}"' for n in offered)) if offered \
+            offers = ("offers the providers " + ", ".join(f'"{hub_text(n)}"' for n in offered)) if offered \
                 else "offers no provider (status.accessProviders is empty)"
             raise AicrError(Code.KUBECONFIG, f"ClusterProfile {member} {offers}, and the provider file "
                             f"{self.providers.source} has none of them (it has "
@@ -191,10 +209,21 @@ def read(args: argparse.Namespace) -> Inventory:
     kept = (f" in namespace {namespace}" if namespace else "") + \
         (f" matching --profile-selector {shown(selector)}" if selector else "")
     objects = list_profiles(args, hub)
-    profiles = sorted((parse_profile(obj) for obj in objects), key=lambda p: (p.namespace, p.name))
+    profiles = unique_profiles(objects, hub)
     if not profiles:
         raise AicrError(Code.NOT_FOUND, f"no ClusterProfile on {hub}{kept}")
     return Inventory(hub, kept, providers, {p.member: p for p in profiles})
+
+
+def unique_profiles(objects: list[dict[str, Any]], hub: str) -> list[Profile]:
+    """The listed profiles in order (namespace, then name); [INVALID_OBJECT] for one listed twice, which no
+    API server does (a hostile hub's second one would silently win)."""
+    profiles = sorted((parse_profile(obj) for obj in objects), key=lambda p: (p.namespace, p.name))
+    for before, after in zip(profiles, profiles[1:], strict=False):
+        if before.member == after.member:
+            raise AicrError(Code.INVALID_OBJECT, f"{hub} listed the ClusterProfile {after.member} twice: no API "
+                            "server lists one object twice")
+    return profiles
 
 
 def list_profiles(args: argparse.Namespace, hub: str, deadline: Deadline | None = None) -> list[dict[str, Any]]:
@@ -222,8 +251,8 @@ def completion_profiles(parsed_args: argparse.Namespace) -> list[Profile]:
     from aicr_core.session.deadline import Deadline
 
     args = argparse.Namespace(**vars(parsed_args))
-    objects = list_profiles(args, hub_name(args), Deadline(API_SECONDS))
-    return sorted((parse_profile(obj) for obj in objects), key=lambda p: (p.namespace, p.name))
+    hub = hub_name(args)
+    return unique_profiles(list_profiles(args, hub, Deadline(API_SECONDS)), hub)
 
 
 def complete_namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:

@@ -22,8 +22,6 @@ only contexts claimed by earlier waves. Pure: it knows member names and labels, 
 """
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -80,20 +78,17 @@ class Waves(NamedTuple):
 
 
 def load(path: str) -> Waves:
-    """The file at `path`, parsed; at most MAX_BYTES of a regular file are read."""
+    """The file at `path`, parsed; at most MAX_BYTES of a regular file are read (a FIFO is refused at once)."""
+    from aicr_core.framework import local_files
+
     try:
-        with open(path, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise UsageError(f"--waves {path}: not a regular file")
-            data = file.read(MAX_BYTES + 1)
-    except OSError as err:
-        raise UsageError(f"--waves {path}: cannot read it: {err.strerror or err}") from None
-    if len(data) > MAX_BYTES:
-        raise UsageError(f"--waves {path}: larger than {MAX_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
+        text = local_files.read_text(path, MAX_BYTES)
+    except local_files.Refused as refused:
+        raise UsageError(f"--waves {path}: {refused}") from None
     except UnicodeDecodeError:
         raise UsageError(f"--waves {path}: not UTF-8 text") from None
+    except OSError as err:
+        raise UsageError(f"--waves {path}: cannot read it: {err.strerror or err}") from None
     return parse(text, path)
 
 

@@ -192,4 +192,4 @@ def test_a_440_kb_jsonpath_template_is_echoed_short(aicr: Aicr, tmp_path: Path, 
 def test_a_template_file_that_never_ends_is_refused(aicr: Aicr, kubeconfig: Path) -> None:
     proc = aicr("list", "-o", "jsonpath-file=/dev/zero", kubeconfig=kubeconfig, timeout=30)
     compare((proc.returncode, proc.stderr), expected=(
-        2, "error: [USAGE] error reading jsonpath-file /dev/zero: not a regular file\n"))
+        2, "error: [USAGE] error reading jsonpath-file /dev/zero: not a regular file (a character device)\n"))

@@ -53,3 +53,31 @@ def test_a_file_of_exactly_the_limit_is_read(aicr: Aicr, tmp_path: Path) -> None
     exact.write_bytes(b"#" * (1024 * 1024 - 1) + b"\n")
     proc = aicr("policy", "validate", str(exact))
     assert "larger than" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+FILE_FLAGS = [
+    (["approve", "--plan", "sha256:" + "ab" * 32, "--reason", "x", "--yes", "--waves", "{path}"],
+     "[USAGE] --waves {path}: {problem}", 2),
+    (["list", "--cluster-profiles", "--cluster-profile-providers", "{path}"],
+     "[USAGE] --cluster-profile-providers {path}: {problem}", 2),
+    (["list", "-o", "jsonpath-file={path}"], "[USAGE] error reading jsonpath-file {path}: {problem}", 2),
+    (["list", "-o", "custom-columns-file={path}"], "[USAGE] error reading custom-columns-file {path}: {problem}", 2),
+    (["policy", "test", "{path}"], "[USAGE] test file {path}: (file): {problem}", 2),
+]
+
+
+# `policy test` reads the files it is given by the same reader; the FIFO is the case that hung.
+FILE_FLAG_CASES = [(kind, *flag) for flag in FILE_FLAGS for kind in ("FIFO", "/dev/zero", "one byte too large")
+                   if flag[0][:2] != ["policy", "test"] or kind == "FIFO"]
+
+
+@pytest.mark.parametrize(("kind", "args", "words", "code"), FILE_FLAG_CASES,
+                         ids=[f"{a[-1].split('=')[0] if '=' in a[-1] else a[-2] if a[-2].startswith('--') else a[0]}"
+                              f"-{k}" for k, a, _, _ in FILE_FLAG_CASES])
+def test_every_file_flag_refuses_a_fifo_or_a_device_at_once(aicr: Aicr, tmp_path: Path, kind: str,
+                                                             args: list[str], words: str, code: int) -> None:
+    path, problem = special(tmp_path, kind)
+    proc = aicr(*[a.replace("{path}", path) for a in args], kubeconfig=tmp_path / "no-kubeconfig", timeout=20)
+    compare(proc.returncode, expected=code, suffix=proc.stderr)
+    line = next((line for line in proc.stderr.splitlines() if line.startswith("error: ")), "")
+    assert words.format(path=path, problem=problem) in line, proc.stderr

@@ -352,3 +352,72 @@ def test_colour_as_the_other_commands(aicr: Aicr, tmp_path: Path, suite: Path) -
     compare(proc.stdout.splitlines()[-1], expected="1 passed, \x1b[31m1 failed\x1b[0m")
     proc = run(aicr, tmp_path, str(suite), "--case", "nothing to*")  # not a terminal: no colour
     assert "\x1b" not in proc.stdout, proc.stdout
+
+
+def test_junit_names_stay_distinct_and_an_undecided_case_is_an_error(aicr: Aicr, tmp_path: Path,
+                                                                     suite: Path) -> None:
+    names = ["a\x01", "a\\x01", "b\ufffe", "b\ufffd", "b\\ufffe", "c\td", "c d", "c\\x09d"]
+
+    def rename(doc: dict[str, Any]) -> None:
+        for entry, name in zip(doc["cases"], names, strict=False):
+            entry["name"] = name
+
+    edit(suite / MAIN, rename)
+    edit(suite / "trial-policy.aicr-test.yaml", lambda doc: doc.update(policy="gone.yaml"))
+    proc = run(aicr, tmp_path, "examples/policy-tests", "-o", "junit")
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    root = ElementTree.fromstring(proc.stdout)
+    main, trial = (s for s in root.findall("testsuite"))
+    shown = [c.get("name") for c in main.findall("testcase")][:len(names)]
+    compare(len(set(shown)), expected=len(names), suffix=str(shown))
+    compare(shown[:3], expected=["a\\x01", "a\\\\x01", "b\\ufffe"])
+    compare((root.get("failures"), root.get("errors")), expected=("0", "3"))
+    compare((trial.get("failures"), trial.get("errors")), expected=("0", "3"))
+    for testcase in trial.findall("testcase"):
+        error = testcase.find("error")
+        assert error is not None and testcase.find("failure") is None, ElementTree.tostring(testcase)
+        assert "policy file examples/policy-tests/gone.yaml: cannot read it" in (error.get("message") or "")
+
+
+@pytest.mark.parametrize("at", ["'9999-12-31T23:59:59-23:59'", "9999-12-31T23:59:59-23:59",
+                                "'0001-01-01T00:00:00+23:59'", "0001-01-01T00:00:00+23:59",
+                                "'2026-W49-3T10:00:00Z'", "'2026-12-02T10:00:00,5Z'", "'20261202T100000Z'"])
+def test_an_at_out_of_utc_or_of_rfc3339_is_usage_naming_its_key(aicr: Aicr, tmp_path: Path, suite: Path,
+                                                                at: str) -> None:
+    doc = yaml.safe_load((suite / MAIN).read_text())
+    doc["cases"][0]["at"] = "PLACEHOLDER"  # written as given: quoted, or a YAML timestamp
+    (suite / MAIN).write_text(yaml.safe_dump(doc, sort_keys=False).replace("PLACEHOLDER", at))
+    proc = run(aicr, tmp_path, "examples/policy-tests")
+    compare((proc.returncode, proc.stdout), expected=(2, ""), suffix=proc.stderr)
+    line = error_line(proc)
+    assert line.startswith(f"error: [USAGE] test file examples/policy-tests/{MAIN}: cases[0].at: "), proc.stderr
+    assert "INTERNAL" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_space_for_the_t_is_rfc3339s_own(aicr: Aicr, tmp_path: Path, suite: Path) -> None:
+    edit(suite / MAIN, lambda doc: doc["cases"][0].update(at="2027-02-03 10:00:00+01:00"))  # was ...T10:00:00...
+    proc = run(aicr, tmp_path, "examples/policy-tests", "--case", yaml.safe_load((suite / MAIN).read_text())
+               ["cases"][0]["name"])
+    compare(proc.returncode, expected=0, suffix=proc.stdout + proc.stderr)
+
+
+def test_an_installed_policy_the_suites_policy_file_does_not_name_is_reported(site_package: Aicr, aicr: Aicr,
+                                                                              tmp_path: Path, suite: Path) -> None:
+    """The example suite's policy file names the built-ins only: the site's change-ticket, installed beside
+    them, decides its approvals too, and the text report and JUnit's properties say so."""
+    proc = run(site_package, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "--case",
+               "approve inside the Wednesday window")
+    lines = proc.stdout.splitlines()
+    compare(lines[-2], expected="note: examples/policy-tests/approval-policy.aicr-test.yaml: installed policies "
+                                "took part that examples/approval-policy.yaml does not name: "
+                                "change-ticket", suffix=proc.stdout)
+    junit = run(site_package, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "--case",
+                "approve inside the Wednesday window", "-o", "junit")
+    [testsuite] = ElementTree.fromstring(junit.stdout).findall("testsuite")
+    compare([(p.get("name"), p.get("value")) for p in testsuite.findall("properties/property")],
+            expected=[("aicr.unnamed-policy", "change-ticket")])
+    compare(testsuite[0].tag, expected="properties")
+    # The built-ins alone: the policy file names every one that took part; nothing to report.
+    alone = run(aicr, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "-o", "junit")
+    compare(ElementTree.fromstring(alone.stdout).findall("testsuite/properties"), expected=[])
+    compare(json.loads(run(aicr, tmp_path, str(SUITE), "-o", "json").stdout)["unnamedPolicies"], expected=[])

@@ -12,6 +12,7 @@ members act as `erin`, the planes' token user (an approver).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ from testfixtures import compare
 
 import testbed
 from support.fleet_planes import Fleet, Operator, rollout_spec, waves_file
-from support.harness import Aicr, complete, error_line, words
+from support.harness import BIN, Aicr, complete, error_line, words
 
 TESTS = Path(__file__).resolve().parents[1]
 CRD = TESTS / "support" / "manifests" / "cluster-inventory" / "clusterprofiles-crd.yaml"
@@ -408,3 +409,136 @@ def test_completion_offers_the_hubs_namespaces_and_profiles(aicr: Aicr, inventor
     compare(words(candidates), expected=["gpu-lab/lab-1"])
     candidates, _ = complete(aicr, "list", "--contexts", "", kubeconfig=inventory.kubeconfig)  # no profiles: contexts
     assert "gpu-eu-1" in words(candidates) and not any("/" in w for w in words(candidates)), candidates
+
+
+# -- what a hub writer may not decide: the plugin's program, its environment, the server -----------------
+
+HOSTILE = "hostile"
+
+
+@pytest.fixture
+def hostile(inventory: Inventory) -> Iterator[Any]:
+    """Profiles written in namespace `hostile` of the hub by the test, deleted after it whatever happens."""
+    from kubernetes import client
+
+    hub = inventory.fleet.member("gpu-lab-1").plane
+    hub.kubectl("create", "namespace", HOSTILE, check=False)
+    custom = client.CustomObjectsApi(hub.api("admin"))
+    written: list[str] = []
+
+    def write(name: str, cluster: dict[str, Any]) -> None:
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterProfile",
+                "metadata": {"name": name, "namespace": HOSTILE},
+                "spec": {"displayName": name, "clusterManager": {"name": "test"}}}
+        custom.create_namespaced_custom_object(GROUP, VERSION, HOSTILE, "clusterprofiles", body)
+        written.append(name)
+        custom.patch_namespaced_custom_object_status(
+            GROUP, VERSION, HOSTILE, "clusterprofiles", name,
+            {"status": {"accessProviders": [{"name": PROVIDER, "cluster": cluster}]}},
+            _content_type="application/merge-patch+json")
+
+    yield write
+    for name in written:
+        custom.delete_namespaced_custom_object(GROUP, VERSION, HOSTILE, "clusterprofiles", name)
+
+
+def eu_1_cluster(inventory: Inventory, server: str | None = None, envs: dict[str, str] | None = None,
+                 **more: str) -> dict[str, Any]:
+    """gpu-fleet/eu-1's offered cluster (the plugin answers its token), with a server or environment of the hub's."""
+    plane = inventory.fleet.member(LIVE["gpu-fleet/eu-1"]).plane
+    cluster = cluster_of(plane.url, plane.server_ca_pem, "eu-1", inventory.folder / "tokens.json", "eu-west")
+    if server is not None:
+        cluster["server"] = server
+    if envs is not None:
+        cluster["extensions"] = [e for e in cluster["extensions"] if e["name"] != ENVS] + [
+            {"name": ENVS, "extension": envs}]
+    return {**cluster, **more}
+
+
+def hijack(folder: Path, name: str, marker: Path) -> Path:
+    """A program a hostile hub would like the approver to run: it leaves `marker` and fails."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\ntouch {marker}\nexit 7\n")
+    path.chmod(0o755)
+    return path
+
+
+def wrapper(folder: Path, name: str) -> Path:
+    """The approver's plugin as a program of its own (the test plugin, run by this Python)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f'#!/bin/sh\nexec {sys.executable} {PLUGIN} "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_a_profile_may_not_choose_the_program_its_environment_or_a_server_reached_without_tls(
+        aicr: Aicr, inventory: Inventory, hostile: Any, tmp_path: Path) -> None:
+    plane = inventory.fleet.member(LIVE["gpu-fleet/eu-1"]).plane
+    port = plane.url.rsplit(":", 1)[1]
+    marker = tmp_path / "hijacked"
+    evil = tmp_path / "evil"
+    hijack(evil, Path(sys.executable).name, marker)
+    refused = {
+        "env-path": (eu_1_cluster(inventory, envs={"PATH": str(evil)}), "sets 'PATH', a variable that chooses"),
+        "env-ld-preload": (eu_1_cluster(inventory, envs={"LD_PRELOAD": str(evil / "x.so")}), "sets 'LD_PRELOAD'"),
+        "env-pythonpath": (eu_1_cluster(inventory, envs={"PYTHONPATH": str(evil)}), "sets 'PYTHONPATH'"),
+        "env-bash-env": (eu_1_cluster(inventory, envs={"BASH_ENV": str(evil / "rc")}), "sets 'BASH_ENV'"),
+        "http": (eu_1_cluster(inventory, f"http://127.0.0.1:{port}"), "not an https:// server"),
+        "backslash": (eu_1_cluster(inventory, f"https://127.0.0.1:{port}\\@evil.example"), "holds a backslash"),
+        "crlf": (eu_1_cluster(inventory, f"https://127.0.0.1:{port}\r\nX-Evil: 1"), "holds whitespace, a control"),
+        "userinfo": (eu_1_cluster(inventory, f"https://erin@127.0.0.1:{port}"), "holds userinfo"),
+        "query": (eu_1_cluster(inventory, f"https://127.0.0.1:{port}/?x=1"), "holds a query or a fragment"),
+        "bad-port": (eu_1_cluster(inventory, "https://127.0.0.1:99999"), "port 99999 is out of 1-65535"),
+        "bad-proxy": (eu_1_cluster(inventory, **{"proxy-url": "http://proxy\\@evil:3128"}), "is not a proxy URL"),
+    }
+    for name, (cluster, _) in refused.items():
+        hostile(name, cluster)
+    inventory.runs()
+    proc = inventory.clean(aicr("list", *profiles_args(inventory, "--profile-namespace", HOSTILE), "-o", "json",
+                                kubeconfig=inventory.kubeconfig))
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    errors = {e["context"]: (e["code"], e["message"]) for e in json.loads(proc.stdout)["errors"]}
+    compare(sorted(errors), expected=sorted(f"{HOSTILE}/{name}" for name in refused))
+    for name, (_, why) in refused.items():
+        code, message = errors[f"{HOSTILE}/{name}"]
+        compare(code, expected="KUBECONFIG", suffix=message)
+        assert why in message and f"ClusterProfile {HOSTILE}/{name}" in message, (name, message)
+    assert "INTERNAL" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    compare(inventory.runs(), expected=[])  # nothing ran: the plugin, nor the hub's program
+    assert not marker.exists()
+
+
+def test_the_plugins_program_is_the_approvers_whatever_the_current_folder_or_a_relative_path_entry(
+        aicr: Aicr, inventory: Inventory, tmp_path: Path) -> None:
+    marker = tmp_path / "hijacked"
+    bin_folder, conf = tmp_path / "bin", tmp_path / "conf"
+    wrapper(bin_folder, "aicr-test-plugin")
+    wrapper(conf / "plugins", "plugin.sh")
+    hijack(aicr.cwd, "aicr-test-plugin", marker)       # the current folder: `.` in PATH would run it
+    hijack(aicr.cwd / "plugins", "plugin.sh", marker)  # ./plugins/plugin.sh from the current folder
+    path = os.pathsep.join([str(bin_folder), str(BIN), os.environ.get("PATH", "")])
+    one = ["--profile-namespace", "gpu-fleet", "--contexts", "gpu-fleet/eu-1", "-o", "json"]
+
+    def run(command: str, search: str) -> subprocess.CompletedProcess[str]:
+        conf.mkdir(exist_ok=True)
+        providers = inventory.provider_file("bare.json", command=command, args=[])
+        (conf / "providers.json").write_text(providers.read_text())
+        inventory.runs()
+        return inventory.clean(aicr("list", "--cluster-profiles", "--cluster-profile-providers",
+                                    str(conf / "providers.json"), *one, kubeconfig=inventory.kubeconfig, PATH=search))
+
+    for command in ("aicr-test-plugin", "./plugins/plugin.sh", "plugins/plugin.sh"):
+        proc = run(command, path)
+        compare((proc.returncode, json.loads(proc.stdout)["errors"]), expected=(0, []), suffix=proc.stderr)
+        compare([r["member"] for r in inventory.runs()], expected=["eu-1"])
+    # A PATH whose first match is through `.` (or an empty entry): refused, as Go refuses it.
+    for search in (os.pathsep.join([".", path]), os.pathsep + path):
+        proc = run("aicr-test-plugin", search)
+        compare(proc.returncode, expected=1, suffix=proc.stderr)
+        errors = json.loads(proc.stdout)["errors"]
+        compare([(e["context"], e["code"]) for e in errors], expected=[("gpu-fleet/eu-1", "KUBECONFIG")])
+        assert "found through the relative PATH entry '.'" in errors[0]["message"], errors
+        compare(inventory.runs(), expected=[])
+    assert not marker.exists()

@@ -11,7 +11,7 @@ from testfixtures import ShouldRaise, compare
 
 from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.fleet import access_providers as providers
-from aicr_core.fleet import waves_file
+from aicr_core.fleet import hub_limits, waves_file
 from aicr_core.fleet.access_providers import Offered
 from aicr_core.fleet.cluster_profiles import parse_profile
 
@@ -261,3 +261,89 @@ def test_a_selector_that_does_not_parse_is_usage_naming_the_wave(selector: str, 
         waves_file.parse(text, "w.yaml")
     assert isinstance(raised.raised, UsageError)
     assert raised.raised.message.startswith("--waves w.yaml: ") and words in raised.raised.message, raised.raised
+
+
+# -- what a hub writer may not decide ------------------------------------------------------------------------
+
+ACCEPTED_SERVERS = ["https://a.example", "https://a.example:6443", "https://10.0.0.1:443/prefix/",
+                    "https://[fd00::1]:6443", "HTTPS://a.example", "https://a.example/x@y"]
+REFUSED_SERVERS = [
+    ("http://a.example", "not an https:// server"), ("a.example:6443", "not an https:// server"),
+    ("https://a.example\\@b.example", "holds a backslash"), ("https://u@a.example", "holds userinfo"),
+    ("https://u:p@a.example", "holds userinfo"), ("https://a.example\r\nX: 1", "holds whitespace"),
+    ("https://a.example/ x", "holds whitespace"), ("https://a.exam\x00ple", "holds whitespace, a control"),
+    ("https://a.example/?q", "holds a query or a fragment"), ("https://a.example#f", "holds a query or a fragment"),
+    ("https://a.example:0", "port 0 is out of 1-65535"), ("https://a.example:65536", "out of 1-65535"),
+    ("https://a.example:", "not https://HOST[:PORT][/PATH]"), ("https://", "not https://HOST[:PORT][/PATH]"),
+    ("https://[fd00::1::2]:1", "is not an IPv6 address"), ("https://[fd00::zz]:1", "not https://HOST"),
+    ("https://a%2eexample", "not https://HOST"),
+    ("https://ä.example", "non-ASCII"), ("https://a.example\u2028", "non-ASCII"),
+]
+
+
+@pytest.mark.parametrize("server", ACCEPTED_SERVERS)
+def test_a_members_server_that_every_parser_reads_alike_is_accepted(server: str) -> None:
+    compare(hub_limits.strict_server(server), expected=None)
+    compare(providers.member_cluster(offered("p", server), "ns/m")["server"], expected=server)
+
+
+@pytest.mark.parametrize(("server", "why"), REFUSED_SERVERS)
+def test_any_other_server_is_kubeconfig_for_that_member(server: str, why: str) -> None:
+    reason = hub_limits.strict_server(server)
+    assert reason is not None and why in reason, (server, reason)
+    with ShouldRaise(AicrError) as raised:
+        providers.member_cluster(offered("p", server), "ns/m")
+    compare(raised.raised.code, expected=Code.KUBECONFIG)
+
+
+@pytest.mark.parametrize("variable", ["PATH", "Path", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES",
+                                      "BASH_ENV", "ENV", "SHELLOPTS", "PS4", "IFS", "PYTHONPATH", "PYTHONSTARTUP",
+                                      "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "BASH_FUNC_x%%"])
+@pytest.mark.parametrize("policy", ["AppendIfNotExists", "Replace"])
+def test_a_profile_may_not_set_a_variable_that_chooses_or_loads_programs(variable: str, policy: str) -> None:
+    rules = file_of({"name": "p", "execConfig": {"apiVersion": V1, "command": "/usr/bin/p"},
+                     "profileSourcedEnvVarsPolicy": policy})
+    offer = offered("p", extensions=[{"name": providers.ENVS_EXTENSION, "extension": {variable: "/tmp/x"}}])
+    with ShouldRaise(AicrError) as raised:
+        providers.member_user(rules.providers[0], offer, "ns/m")
+    compare(raised.raised.code, expected=Code.KUBECONFIG)
+    assert f"sets {variable!r}, a variable that chooses or loads programs" in raised.raised.message
+
+
+def test_under_ignore_the_profiles_environment_never_reaches_the_plugin_so_nothing_is_refused() -> None:
+    rules = file_of({"name": "p", "execConfig": {"apiVersion": V1, "command": "/usr/bin/p"}})
+    offer = offered("p", extensions=[{"name": providers.ENVS_EXTENSION, "extension": {"PATH": "."}}])
+    compare(providers.member_user(rules.providers[0], offer, "ns/m")["exec"]["env"], expected=[])
+
+
+def test_a_bare_command_is_resolved_through_the_approvers_path(tmp_path: Any, monkeypatch: Any) -> None:
+    plugin = tmp_path / "bin" / "p"
+    plugin.parent.mkdir()
+    plugin.write_text("#!/bin/sh\n")
+    plugin.chmod(0o755)
+    rules = file_of({"name": "p", "execConfig": {"apiVersion": V1, "command": "p"}})
+    monkeypatch.setenv("PATH", f"/nonexistent:{plugin.parent}")
+    compare(providers.member_user(rules.providers[0], offered("p"), "ns/m")["exec"]["command"], expected=str(plugin))
+    monkeypatch.chdir(plugin.parent)
+    for path in (f".:{plugin.parent}", f"bin:{plugin.parent}", f":{plugin.parent}"):
+        monkeypatch.chdir(tmp_path if path.startswith("bin") else plugin.parent)
+        monkeypatch.setenv("PATH", path)
+        with ShouldRaise(AicrError) as raised:
+            providers.member_user(rules.providers[0], offered("p"), "ns/m")
+        assert "found through the relative PATH entry" in raised.raised.message, raised.raised.message
+    monkeypatch.setenv("PATH", "/nonexistent")  # found nowhere: left to the session's "not found"
+    compare(providers.member_user(rules.providers[0], offered("p"), "ns/m")["exec"]["command"], expected="p")
+
+
+def test_a_relative_command_is_taken_from_the_provider_files_folder(tmp_path: Any, monkeypatch: Any) -> None:
+    path = tmp_path / "conf" / "providers.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"providers": [{"name": "p", "execConfig": {"apiVersion": V1,
+                                                                           "command": "./bin/p"}}]}))
+    monkeypatch.chdir(tmp_path)
+    rules = providers.load("conf/providers.json")
+    compare(rules.providers[0].exec_config["command"], expected=f"{tmp_path / 'conf'}/./bin/p")
+    without_folder = providers.parse(path.read_text())
+    with ShouldRaise(AicrError) as raised:
+        providers.member_user(without_folder.providers[0], offered("p"), "ns/m")
+    compare(raised.raised.code, expected=Code.KUBECONFIG)

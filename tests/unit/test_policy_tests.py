@@ -105,3 +105,40 @@ def test_a_completion_glob_matches_its_case_only(names: list[str]) -> None:
         # `?` stands for whitespace: another name matches only where this one has whitespace
         assert all(len(n) == len(name) and all(a == b or b.isspace() for a, b in zip(n, name, strict=True))
                    for n in others), (name, pattern, others)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("2026-12-02 10:00:00+01:00", dt.datetime(2026, 12, 2, 9, 0, tzinfo=dt.timezone.utc)),  # RFC 3339 allows a space
+    ("2026-12-02t09:00:00z", dt.datetime(2026, 12, 2, 9, 0, tzinfo=dt.timezone.utc)),
+    ("9999-12-31T23:59:59+23:59", dt.datetime(9999, 12, 31, 0, 0, 59, tzinfo=dt.timezone.utc)),
+])
+def test_rfc3339s_own_forms_are_accepted(value: object, expected: dt.datetime) -> None:
+    problems: list[str] = []
+    compare(policy_test_files._instant(value, "cases[0].at", problems), expected=expected)
+    compare(problems, expected=[])
+
+
+PLUS_2359 = dt.timezone(dt.timedelta(hours=23, minutes=59))
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("9999-12-31T23:59:59-23:59", "is an instant that cannot be held in UTC"),
+    ("0001-01-01T00:00:00+23:59", "is an instant that cannot be held in UTC"),
+    (dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.timezone(-dt.timedelta(hours=23, minutes=59))),
+     "is an instant that cannot be held in UTC"),
+    (dt.datetime(1, 1, 1, 0, 0, 0, tzinfo=PLUS_2359), "is an instant that cannot be held in UTC"),
+    ("2026-W49-3T10:00:00Z", "is not an RFC 3339 time"),      # an ISO 8601 week date
+    ("2026-12-02T10:00:00,5Z", "is not an RFC 3339 time"),    # a comma fraction
+    ("20261202T100000Z", "is not an RFC 3339 time"),          # the basic format
+    ("2026-336T10:00:00Z", "is not an RFC 3339 time"),        # an ordinal date
+    ("2026-12-02T10:00Z", "is not an RFC 3339 time"),         # no seconds
+    ("2026-12-02T10:00:00+0100", "is not an RFC 3339 time"),  # an offset without its colon
+    ("2026-12-02T10:00:00+24:00", "is not an RFC 3339 time"),
+    ("2026-02-30T10:00:00Z", "is not an RFC 3339 time"),
+    ("2026-12-02T10:00:00", "has no time zone offset"),
+])
+def test_an_instant_out_of_utc_or_of_rfc3339s_grammar_is_refused_with_its_key(value: object, problem: str) -> None:
+    problems: list[str] = []
+    compare(policy_test_files._instant(value, "cases[0].at", problems), expected=None)
+    compare(len(problems), expected=1)
+    assert problems[0].startswith("cases[0].at: ") and problem in problems[0], problems

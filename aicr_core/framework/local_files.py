@@ -3,6 +3,10 @@
 `/dev/zero` would otherwise be read until memory runs out, a FIFO would block
 the command until some writer came, and a size limit checked after reading
 the whole file protects nothing.
+
+The one reader of every file flag (`--policy-file`, `--waves`, `--cluster-profile-providers`,
+`policy test`'s files and fixtures, `-o jsonpath-file=`/`custom-columns-file=`): in the framework
+room, which the domain and the fleet may import, and offered to renderers through the plugin face.
 """
 from __future__ import annotations
 
