@@ -100,12 +100,26 @@ def test_help_prints_the_usage_and_the_verbs() -> None:
     for args in (["--help"], ["-h"]):
         proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30)
         compare((proc.returncode, proc.stderr), expected=(0, ""))
-        assert proc.stdout.startswith("usage: python tools/testbed.py [-h] VERB\n"), proc.stdout
+        assert proc.stdout.startswith("usage: python tools/testbed.py [-h] [--clusters N] [--demo DIR] VERB\n"), \
+            proc.stdout
         verbs = re.findall(r"^  (\w+) +\S", proc.stdout.split("verbs:\n", 1)[1], re.M)
-        compare(verbs, expected=["demo", "webhook"])
+        compare(verbs, expected=["demo", "webhook", "reset"])
+        assert "An operator stand-in runs with it" in " ".join(proc.stdout.split()), proc.stdout
     for args, message in (([], "the following arguments are required: VERB"),
-                          (["demos"], "invalid choice: 'demos' (choose from 'demo', 'webhook')")):
+                          (["demos"], "invalid choice: 'demos' (choose from 'demo', 'webhook', 'reset')"),
+                          (["demo", "--clusters", "0"], "argument --clusters: must be a whole number from 1 to 8"),
+                          (["demo", "--clusters", "x"], "argument --clusters: must be a whole number from 1 to 8"),
+                          (["reset", "--clusters", "2"], "--clusters goes with demo or webhook, not reset")):
         proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30)
         compare(proc.returncode, expected=2)
-        assert proc.stderr.startswith("usage: python tools/testbed.py [-h] VERB\n") and message in proc.stderr, \
-            proc.stderr
+        assert proc.stderr.startswith("usage: python tools/testbed.py [-h] [--clusters N] [--demo DIR] VERB\n") \
+            and message in proc.stderr, proc.stderr
+
+
+def test_reset_without_a_running_demo_says_how_to_name_one(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "AICR_DEMO"}
+    for args in (["reset"], ["reset", "--demo", str(tmp_path)]):
+        proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30,
+                              env=env)
+        compare((proc.returncode, proc.stdout), expected=(2, ""))
+        assert proc.stderr.startswith("error: no running demo found: pass --demo DIR"), proc.stderr
