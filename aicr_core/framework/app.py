@@ -29,7 +29,7 @@ from aicr_core.framework.flags import FlagParser, add_common_flags, debug_enable
 from aicr_core.framework.gc_pause import paused_gc
 from aicr_core.framework.renderer import Renderer
 from aicr_core.framework.result import Progress, Result, Rows, Stream, result_problem
-from aicr_core.framework.suggestions import UnknownName, flag_suggestions, suggestions
+from aicr_core.framework.suggestions import flag_suggestions, hint, suggestions, unknown_name
 from aicr_core.framework.terminal import safe
 
 PROG = "kubectl aicr"
@@ -68,8 +68,8 @@ class EntryPointCommands(CommandManager):
             raise self.unknown_command(name)
         return self.group.load(name), name, argv[1:]
 
-    def unknown_command(self, name: str) -> UnknownName:
-        return UnknownName(f'unknown command "{shown_argument(name)}" for "{PROG}"',
+    def unknown_command(self, name: str) -> UsageError:
+        return unknown_name(f'unknown command "{shown_argument(name)}" for "{PROG}"',
                            suggestions(name, self.group.names()))
 
 
@@ -130,7 +130,7 @@ class AicrApp(App):
             unknown = self.unknown_flag(rest)
             if unknown:
                 known = [opt for action in self.parser._actions for opt in action.option_strings]
-                raise UnknownName(f"unknown flag: {shown_argument(unknown)}", flag_suggestions(unknown, known))
+                raise unknown_name(f"unknown flag: {shown_argument(unknown)}", flag_suggestions(unknown, known))
             self.stderr.write(USAGE + "\n")
             raise UsageError("no command given")
         try:
@@ -342,8 +342,8 @@ class AicrApp(App):
         lines = [f"error: [{err.code}] {safe(err.message, allow_newlines=False)}"]
         lines += [f"  {safe(line, allow_newlines=False)}" for line in err.details]
         # kubectl's "Did you mean this?" after the error line: our own command and flag names only
-        hint = err.hint() if isinstance(err, UnknownName) else ""
-        self.stderr.write("\n".join(lines) + "\n" + hint)
+        hint_lines = hint(err) if isinstance(err, UsageError) else ""
+        self.stderr.write("\n".join(lines) + "\n" + hint_lines)
         self.stderr.flush()
 
     def warn(self, message: str) -> None:

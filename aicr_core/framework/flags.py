@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from aicr_core.errors import HelpRequested, UsageError, shown_argument
 from aicr_core.framework.output_options import COLOR_CHOICES
-from aicr_core.framework.suggestions import UnknownName, flag_suggestions
+from aicr_core.framework.suggestions import flag_suggestions, unknown_name
 from aicr_core.go_duration import parse_duration
 from aicr_core.session.connection_flags import add_connection_flags
 
@@ -166,7 +166,7 @@ class FlagParser(argparse.ArgumentParser):
             word = flags[0]
             name = word.partition('=')[0] if word.startswith('--') else word[:2]
             known = [opt for action in self._actions for opt in action.option_strings]
-            raise UnknownName(f"unknown flag: {shown_argument(name)}", flag_suggestions(name, known))
+            raise unknown_name(f"unknown flag: {shown_argument(name)}", flag_suggestions(name, known))
         if extras:
             listed = " ".join(shown_argument(word) for word in extras[:5]) + (" ..." if len(extras) > 5 else "")
             raise UsageError(f"unrecognized arguments: {listed}")

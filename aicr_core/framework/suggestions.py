@@ -14,18 +14,16 @@ MAX_DISTANCE = 2  # cobra's SuggestionsMinimumDistance
 HEADING = "Did you mean this?"
 
 
-class UnknownName(UsageError):
+def unknown_name(message: str, suggestions: Iterable[str] = ()) -> UsageError:
     """A USAGE error for an unknown command or flag, with the names it may have meant."""
+    return UsageError(message, list(suggestions))
 
-    def __init__(self, message: str, suggestions: Iterable[str] = ()) -> None:
-        super().__init__(message)
-        self.suggestions = list(suggestions)
 
-    def hint(self) -> str:
-        """kubectl's lines: a blank line, the heading, one tab-indented candidate a line; '' without any."""
-        if not self.suggestions:
-            return ""
-        return "\n" + HEADING + "\n" + "".join(f"\t{name}\n" for name in self.suggestions)
+def hint(err: UsageError) -> str:
+    """kubectl's lines: a blank line, the heading, one tab-indented candidate a line; '' without any."""
+    if not err.suggestions:
+        return ""
+    return "\n" + HEADING + "\n" + "".join(f"\t{name}\n" for name in err.suggestions)
 
 
 def levenshtein(a: str, b: str) -> int:
