@@ -44,15 +44,20 @@ class Cluster:
         found = self.custom.list_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts")
         return list(found.get("items", []))
 
-    def write_status(self, name: str, status: dict[str, Any]) -> None:
-        self.custom.patch_cluster_custom_object_status(testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
-                                                       {"status": status},
-                                                       _content_type="application/merge-patch+json")
+    def write_status(self, name: str, resource_version: str, status: dict[str, Any]) -> str:
+        """The status, only onto the version read (a reset may have put a new rollout of that name there
+        meanwhile: then 409, and the next round reads it afresh); the new resourceVersion."""
+        written = self.custom.patch_cluster_custom_object_status(
+            testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
+            {"metadata": {"resourceVersion": resource_version}, "status": status},
+            _content_type="application/merge-patch+json")
+        return str(written["metadata"]["resourceVersion"])
 
-    def label_outcome(self, name: str, outcome: str) -> None:
-        self.custom.patch_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
-                                                {"metadata": {"labels": {testbed.OUTCOME_LABEL: outcome}}},
-                                                _content_type="application/merge-patch+json")
+    def label_outcome(self, name: str, resource_version: str, outcome: str) -> None:
+        self.custom.patch_cluster_custom_object(
+            testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
+            {"metadata": {"resourceVersion": resource_version, "labels": {testbed.OUTCOME_LABEL: outcome}}},
+            _content_type="application/merge-patch+json")
 
     def runtime_succeeded(self, digest: str) -> None:
         """The ClusterRuntime after a rollout succeeded: its plan active, no candidate, Ready."""
@@ -162,6 +167,8 @@ class OperatorStandIn:
                               file=sys.stderr, flush=True)
 
     def round(self, cluster: Cluster) -> None:
+        from kubernetes.client.exceptions import ApiException
+
         from aicr_core.domain import operator_api as api
         from aicr_core.errors import AicrError
 
@@ -179,9 +186,14 @@ class OperatorStandIn:
             if moving_on and rollout.phase not in ("Pending", api.PHASE_AWAITING_APPROVAL) \
                     and time.monotonic() - self.last_write.get(key, 0.0) < self.pace:
                 continue
-            cluster.write_status(rollout.name, status)
+            try:
+                version = cluster.write_status(rollout.name, rollout.resource_version, status)
+            except ApiException as err:
+                if err.status in (404, 409):  # deleted, or changed since it was read: the next round sees it
+                    continue
+                raise
             self.last_write[key] = time.monotonic()
             if status["phase"] == api.PHASE_ENDED:
-                cluster.label_outcome(rollout.name, status["outcome"])
+                cluster.label_outcome(rollout.name, version, status["outcome"])
                 if status["outcome"] == "Succeeded":
                     cluster.runtime_succeeded(rollout.to_digest)
