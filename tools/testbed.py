@@ -645,8 +645,9 @@ def demo(webhook: bool = False, clusters: int = 1) -> int:
             for role, name in names[m.context].items():
                 print(f"  {role:16} {name}")
         print_users(plane)
-        print(f"\nThe fleet: {len(members)} contexts ({', '.join(m.context for m in members)}), as alice; the first is "
-              f"the hub, with a ClusterProfile for each (docs/fleet.md, \"Try it\"):\n"
+        contexts = ", ".join(m.context for m in members)
+        print(f"\nThe fleet: {len(members)} context{'s' if len(members) > 1 else ''} ({contexts}), as alice; the first "
+              f"is the hub, with a ClusterProfile for each (docs/fleet.md, \"Try it\"):\n"
               f"  source {folder / demo_fleet.ENV}   # AICR_DEMO, KUBECONFIG, PLAN (the plan every cluster shares)\n"
               f'  cd "$AICR_DEMO"                      # providers.json, waves.yaml, profile-waves.yaml')
         print("\nAn operator stand-in moves the rollouts on: approve one and watch it "
