@@ -172,12 +172,11 @@ def write_files(members: Sequence[Member], folder: Path, kubeconfig: Path) -> No
     eu = [m.context for m in members[1:]]
     waves = {"apiVersion": "aicr.run/v1alpha1", "kind": "Waves", "soak": SOAK, "waves": [
         {"name": "canary", "contexts": [members[0].context]},
-        *([{"name": "eu", "contexts": ["gpu-eu-*"]}] if eu else []),
-        {"name": "rest", "contexts": ["*"], "optional": True}]}
+        *([{"name": "eu", "contexts": ["gpu-eu-*"]}] if eu else [])]}  # a `rest` would hold no cluster: refused
     (folder / "waves.yaml").write_text(json.dumps(waves, indent=2) + "\n")  # JSON is YAML
     profile_waves = {"apiVersion": "aicr.run/v1alpha1", "kind": "Waves", "soak": SOAK, "waves": [
         {"name": "canary", "selector": {"matchLabels": {"aicr.run/wave": "canary"}}},
-        {"name": "rest", "contexts": ["*"], "optional": True}]}
+        *([{"name": "rest", "contexts": ["*"]}] if eu else [])]}
     (folder / "profile-waves.yaml").write_text(json.dumps(profile_waves, indent=2) + "\n")
     state = {"pid": os.getpid(), "plan": SHARED_PLAN,
              "planes": [{"context": m.context, "workdir": str(m.plane.workdir)} for m in members]}

@@ -123,9 +123,10 @@ def next_status(rollout: Any, now: dt.datetime) -> dict[str, Any] | None:
 
 
 def start_next(steps: list[dict[str, str]], rollout: Any) -> dict[str, Any]:
-    """The next Pending step InFlight, or Validating when none is left."""
+    """The step in flight (the seeded rollouts have one already), else the next Pending one InFlight, or
+    Validating when none is left."""
     for index, step in enumerate(steps):
-        if step["state"] == "Pending":
+        if step["state"] in ("Pending", "InFlight"):
             step["state"], step["message"] = "InFlight", "applying"
             planned = rollout.steps[index]
             return {"phase": "Progressing", "awaitingRelease": "", "steps": steps,

@@ -85,3 +85,9 @@ def test_a_revocation_ends_the_rollout_and_an_ended_one_is_left_alone() -> None:
 def test_a_rollout_that_needs_no_approval_starts_at_once() -> None:
     compare(shape(demo_operator.next_status(rollout(approvalRequired=False), NOW)),
             expected=("Progressing", None, "", ("InFlight", "Pending")))
+
+
+def test_a_step_already_in_flight_is_the_one_that_progresses() -> None:
+    """The demo seeds its waiting rollout with its first step in flight: approved, that step goes on."""
+    compare(shape(demo_operator.next_status(rollout(states=("InFlight", "Pending"), approval=APPROVAL), NOW)),
+            expected=("Progressing", None, "", ("InFlight", "Pending")))
