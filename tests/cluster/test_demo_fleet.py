@@ -68,14 +68,15 @@ def read_env(path: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     try:
-        testbed.find_binaries()
+        apiserver, etcd = testbed.find_binaries()
     except testbed.TestbedError as err:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the real-cluster tests, but: {err}")
         pytest.skip(f"the demo needs the control plane binaries: {err}")
     tmp = tmp_path_factory.mktemp("demo")
     (tmp / "home").mkdir()
-    env = aicr_env(tmp / "home")
+    # The binaries this run found, by path: the private HOME has no build cache (the demo would build one).
+    env = aicr_env(tmp / "home", TEST_ASSET_KUBE_APISERVER=str(apiserver), TEST_ASSET_ETCD=str(etcd))
     log = tmp / "demo.log"
     began = time.monotonic()
     with open(log, "wb") as out:
