@@ -31,6 +31,7 @@ def hint(stderr: str) -> list[str]:
     (["descirbe", R], 'unknown command "descirbe" for "kubectl aicr"', ["describe"]),  # two swapped
     (["appr", R], 'unknown command "appr" for "kubectl aicr"', ["approve"]),      # a prefix: named, never run
     (["lst"], 'unknown command "lst" for "kubectl aicr"', ["list"]),
+    (["help", "aprove"], 'unknown command "aprove" for "kubectl aicr"', ["approve"]),  # help's topic too
     (["describe", R, "--contxt", "x"], "unknown flag: --contxt", ["--context"]),
     (["--contex", "x", "describe", R], "unknown flag: --contex", ["--context"]),  # before the command
     (["approve", R, "--reas", "x"], "unknown flag: --reas", ["--reason"]),
