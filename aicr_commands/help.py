@@ -37,6 +37,7 @@ from aicr_core.framework.app import PROG, USAGE_LINES
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import help_text
 from aicr_core.framework.result import Result
+from aicr_core.framework.suggestions import suggestions
 
 OURS = "kubectl-aicr"  # the distribution of the built-in commands
 # Common flags that only some commands read: listed under "Flags" for those (`uses_flags`),
@@ -69,7 +70,8 @@ class Help(AicrCommand):
         commands = self.app.command_manager.group
         if args.topic:
             if args.topic not in commands:
-                raise UsageError(f'unknown command "{shown_argument(args.topic)}" for "{PROG}"')
+                raise UsageError(f'unknown command "{shown_argument(args.topic)}" for "{PROG}"',
+                                 suggestions(args.topic, commands.names()))
             command = commands.load(args.topic)(self.app, None, cmd_name=args.topic)
             return Result("CommandHelp", command_help(command, args.topic, provider(commands.infos(args.topic)[0])))
         listing, warnings = [], []

@@ -1,4 +1,4 @@
-"""`kubectl aicr policy check ROLLOUT` and `kubectl aicr policy validate FILE`."""
+"""`kubectl aicr policy check ROLLOUT`, `kubectl aicr policy validate FILE` and `kubectl aicr policy test`."""
 from __future__ import annotations
 
 import argparse
@@ -22,7 +22,7 @@ SUBCOMMANDS = ("check", "validate", "test")
 
 
 class Policy(AicrCommand):
-    """Explain what the approval policies say about a rollout, or validate a policy file.
+    """check, validate, test: explain what the policies say of a rollout, validate a policy file, run its tests.
 
     policy check ROLLOUT [--action approve|revoke|acknowledge] [--reason TEXT]
         [--expires DURATION] [--override POLICY] [--policy-file PATH]

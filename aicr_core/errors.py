@@ -164,10 +164,15 @@ class AicrError(Exception):
 
 
 class UsageError(AicrError):
-    """Unknown command or flag, missing argument, bad flag value: exit 2."""
+    """Unknown command or flag, missing argument, bad flag value: exit 2.
 
-    def __init__(self, message: str) -> None:
+    `suggestions`: for an unknown command or flag, the known names it may have meant (printed after
+    the error line as kubectl's "Did you mean this?"; aicr_core/framework/suggestions.py).
+    """
+
+    def __init__(self, message: str, suggestions: Sequence[str] = ()) -> None:
         super().__init__(Code.USAGE, message)
+        self.suggestions = list(suggestions)
 
 
 class HelpRequested(Exception):

@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 KUBE_VERSION = os.environ.get("AICR_KUBE_VERSION", "v1.37.2")
 ETCD_VERSION = os.environ.get("AICR_ETCD_VERSION", "v3.6.16")
@@ -59,10 +60,77 @@ def log(msg: str) -> None:
 HEARTBEAT_SECONDS = 60.0
 
 
+class BuildStatus:
+    """What this build is doing, in a file beside the lock: another caller waiting for the lock reads it
+    and says which step the build is at and for how long (the build may take a quarter of an hour)."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.started = time.time()
+        self.steps: list[tuple[str, float]] = []  # nested steps, innermost last
+
+    def begin(self, path: Path) -> None:
+        self.path, self.started = path, time.time()
+        self.write()
+
+    def end(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+        self.path = None
+
+    def enter(self, what: str) -> None:
+        self.steps.append((what, time.time()))
+        self.write()
+
+    def leave(self) -> None:
+        self.steps.pop()
+        self.write()
+
+    def write(self) -> None:
+        if self.path is None:
+            return
+        what, since = self.steps[-1] if self.steps else ("starting", self.started)
+        doc = {"pid": os.getpid(), "started": self.started, "step": what, "step_started": since}
+        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(doc) + "\n")
+        os.replace(temporary, self.path)  # a reader sees the old status or the new, never half of one
+
+
+STATUS = BuildStatus()
+
+
+def other_build(path: Path) -> str:
+    """The other build's step and elapsed times, from its status file."""
+    try:
+        doc = json.loads(path.read_text())
+        now = time.time()
+        return (f"pid {int(doc['pid'])}, running for {elapsed(now - float(doc['started']))}; "
+                f"now at: {doc['step']} (for {elapsed(now - float(doc['step_started']))})")
+    except (OSError, ValueError, KeyError, TypeError):
+        return "its step is unknown (it writes no status file: an older build_testbin.py?)"
+
+
+def wait_for_other_build(lock: IO[str], status_path: Path, folder: Path) -> None:
+    """Take the lock once the other build lets it go; a line now and every minute naming what it does."""
+    log(f"another build of {folder.name} is running ({other_build(status_path)}); waiting for it")
+    began = last_line = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            time.sleep(1)
+        if time.monotonic() - last_line >= HEARTBEAT_SECONDS:
+            last_line = time.monotonic()
+            log(f"still waiting after {elapsed(last_line - began)}; the other build: {other_build(status_path)}")
+    log(f"the other build let go of the lock after {elapsed(time.monotonic() - began)}")
+
+
 @contextmanager
 def step(what: str) -> Iterator[None]:
     """Log a step when it starts, every minute while it runs, and with its own duration when it is done."""
     log(f"{what} ...")
+    STATUS.enter(what)
     began, done = time.monotonic(), threading.Event()
 
     def heartbeat() -> None:
@@ -76,6 +144,7 @@ def step(what: str) -> Iterator[None]:
     finally:
         done.set()
         beat.join()
+        STATUS.leave()
     log(f"{what}: done in {elapsed(time.monotonic() - began)}")
 
 
@@ -260,16 +329,20 @@ def main() -> int:
         if os.environ.get("KUBEBUILDER_ASSETS"):
             raise BuildError(f"KUBEBUILDER_ASSETS={folder} does not hold kube-apiserver and etcd")
         check_disk(folder.parent)
+        status_path = folder.parent / ".lock.status"
         with open(folder.parent / ".lock", "w") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:  # another caller is building it right now: say so, then wait
-                with step(f"another build of {folder.name} is running; waiting for it"):
-                    fcntl.flock(lock, fcntl.LOCK_EX)
+            except BlockingIOError:  # another caller is building it right now: say what it does, then wait
+                wait_for_other_build(lock, status_path, folder)
             if not complete(folder):
                 log(f"kube-apiserver and etcd are not built yet: building them into {folder} "
-                    "(once per machine; about 8 minutes on a quiet 2-core machine, 15 on a busy one)")
-                build(folder)
+                    "(once per machine; about 8 minutes on a quiet 2-core machine, 16.5 measured on a loaded one)")
+                STATUS.begin(status_path)
+                try:
+                    build(folder)
+                finally:
+                    STATUS.end()
         print(folder)
         return 0
     except BuildError as err:

@@ -6,7 +6,8 @@ RBAC, client-certificate users (CN = user, O = groups) and one exec-plugin user
 with a bearer token; the operator's CRDs, admission policy and RBAC from
 manifests/ applied with a real kubectl; readiness and policy effect checked by
 asking, never by sleeping. `python tools/testbed.py demo` starts it with a
-sample and keeps it running until interrupted.
+sample (`--clusters N`: N of them, one fleet; tools/demo_fleet.py) and an operator stand-in
+(tools/demo_operator.py), and keeps it running until interrupted.
 
 Users (group in brackets): alice, bob, carol [aicr:approvers]; victor [aicr:viewers];
 pat [aicr:patchers: may patch rollouts, is no approver]; nora [none];
@@ -536,27 +537,41 @@ class Seeder:
 
 # -- the demo --------------------------------------------------------------------------------------
 
-def seed_demo(plane: ControlPlane) -> dict[str, str]:
+def seed_demo(plane: ControlPlane, salt: str | None = None, shared: str | None = None) -> dict[str, str]:
+    """The demo's rollouts: {role: name}. With `salt`, the same names every time (a reset puts them back);
+    with `shared`, one more waiting for approval, to that plan digest (the same in every cluster of a fleet)."""
+    def digest(role: str) -> str | None:
+        return digest_of(f"aicr-demo {salt} {role}") if salt else None
+
     seed = Seeder(plane)
-    active, candidate = seed.plan(), seed.plan()
+    active, candidate = seed.plan(digest=digest("active-plan")), seed.plan(digest=shared or digest("candidate-plan"))
     seed.runtime(active=active, candidate=candidate)
     now = dt.datetime.now(dt.timezone.utc)
     approved = {"user": "bob", "expires": rfc3339(now + dt.timedelta(hours=2)), "reason": "maintenance window"}
-    return {
-        "waiting": seed.rollout(report=json.dumps(SAMPLE_REPORT, indent=2)),
+    names = {
+        "waiting": seed.rollout(report=json.dumps(SAMPLE_REPORT, indent=2), to=digest("waiting")),
         "acknowledgement": seed.rollout(phase="AwaitingAcknowledgement", approval=approved,
-                                        awaiting_release="nvsentinel",
+                                        awaiting_release="nvsentinel", to=digest("acknowledgement"),
                                         message="waiting for acknowledgement of nvsentinel",
                                         step_states=[{"release": "gpu-operator", "state": "Ready"},
                                                      {"release": "nvsentinel",
                                                       "state": "AwaitingAcknowledgement"}]),
         "validating": seed.rollout(phase="Validating", approval=approved, message="validating the deployment",
+                                   to=digest("validating"),
                                    step_states=[{"release": "gpu-operator", "state": "Ready"},
                                                 {"release": "nvsentinel", "state": "Ready"}]),
         "ended": seed.rollout(phase="Ended", outcome="Succeeded", approval=approved, message="rollout succeeded",
+                              to=digest("ended"),
                               step_states=[{"release": "gpu-operator", "state": "Ready"},
                                            {"release": "nvsentinel", "state": "Ready"}]),
     }
+    if shared:
+        # No after-apply steps: approved, it runs to its end unattended (the fleet's waves follow it there).
+        names["fleet-plan"] = seed.rollout(to=shared, report=json.dumps(SAMPLE_REPORT, indent=2),
+                                           records=[SAMPLE_RECORDS[0] | {"afterApply": []}],
+                                           step_states=[{"release": "gpu-operator", "state": "Pending"},
+                                                        {"release": "nvsentinel", "state": "Pending"}])
+    return names
 
 
 # What each user of the testbed may do, as manifests/ (RBAC and the admission policy) grant it.
@@ -573,9 +588,14 @@ USER_ROLES: dict[str, str] = {
 }
 VERBS = {
     "demo": "start etcd and kube-apiserver (building them first if missing), seed sample rollouts, "
-            "print each user's kubeconfig, describe one rollout, and run until interrupted",
+            "print each user's kubeconfig, describe one rollout, and run until interrupted; with --clusters N, "
+            "N control planes as one fleet (contexts gpu-lab-1, gpu-eu-1, ...; the first a hub with "
+            "ClusterProfiles). An operator stand-in runs with it: it moves approved rollouts on (Progressing, "
+            "steps InFlight then Ready, AwaitingAcknowledgement for a release with after-apply steps, Ended), "
+            "ends revoked ones and those not approved by their deadline",
     "webhook": "the demo, with the admission webhook aicr-admission running locally: its serving "
                "certificate made, the process started and registered with the API server by URL",
+    "reset": "put the running demo's rollouts back as it started them (--demo DIR, else $AICR_DEMO)",
 }
 
 
@@ -588,41 +608,62 @@ def print_users(plane: ControlPlane) -> None:
     print(f"\nAs an approver:\n  export KUBECONFIG={plane.kubeconfig_for('alice')}")
 
 
-def demo(webhook: bool = False) -> int:
+def demo(webhook: bool = False, clusters: int = 1) -> int:
+    import demo_fleet  # beside this file
+    import demo_operator
+
     # SIGTERM stops the demo like Ctrl-C, from the first moment on: also where SIGINT is ignored (a
     # background job of a non-interactive shell), so a `kill` of the demo always cleans up.
     signal.signal(signal.SIGTERM, _interrupt)
-    plane = ControlPlane(Path(tempfile.mkdtemp(prefix="aicr-demo-")))
+    folder = Path(tempfile.mkdtemp(prefix="aicr-demo-"))
+    threads: list[Any] = []
     hook: Any = None
+    operator: Any = None
     try:
-        print("starting etcd and kube-apiserver (building them first if missing)...", flush=True)
-        plane.start(build=True)
-    except TestbedError as err:
-        print(f"error: {err}", file=sys.stderr)
-        plane.stop()
-        return 1
-    except KeyboardInterrupt:
-        plane.stop()
-        return 0
-    try:
-        names = seed_demo(plane)
-        if webhook:
-            hook = start_webhook(plane)
-        print(f"\ncontrol plane at {plane.url}; rollouts:")
-        for role, name in names.items():
-            print(f"  {role:16} {name}")
+        try:
+            print("starting etcd and kube-apiserver (building them first if missing)...", flush=True)
+            find_binaries(build=True)
+            started = time.monotonic()
+            members, threads = demo_fleet.start_planes(folder, clusters)
+            names = demo_fleet.seed(members)
+            demo_fleet.set_up_hub(members, folder)
+            kubeconfig = folder / "kubeconfig"
+            planes = [(m.context, m.plane) for m in members]
+            demo_fleet.write_private(kubeconfig, json.dumps(demo_fleet.kubeconfig_doc(planes), indent=2))
+            demo_fleet.write_files(members, folder, kubeconfig)
+            operator = demo_operator.OperatorStandIn(planes).start()
+            plane = members[0].plane
+            if webhook:
+                hook = start_webhook(plane)
+            startup = time.monotonic() - started
+        except TestbedError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"\n{len(members)} control plane{'s' if len(members) > 1 else ''} started in {startup:.1f}s")
+        for m in members:
+            print(f"\n{m.context} at {m.plane.url}; rollouts:")
+            for role, name in names[m.context].items():
+                print(f"  {role:16} {name}")
         print_users(plane)
+        contexts = ", ".join(m.context for m in members)
+        print(f"\nThe fleet: {len(members)} context{'s' if len(members) > 1 else ''} ({contexts}), as alice; the first "
+              f"is the hub, with a ClusterProfile for each (docs/fleet.md, \"Try it\"):\n"
+              f"  source {folder / demo_fleet.ENV}   # AICR_DEMO, KUBECONFIG, PLAN (the plan every cluster shares)\n"
+              f'  cd "$AICR_DEMO"                      # providers.json, waves.yaml, profile-waves.yaml')
+        print("\nAn operator stand-in moves the rollouts on: approve one and watch it "
+              "(kubectl aicr describe ROLLOUT -w). Put every rollout back: python tools/testbed.py reset")
         if hook is not None:
             print(f"\nAdmission webhook aicr-admission at {hook.url}/validate, registered with the API server "
                   f"(ValidatingWebhookConfiguration aicr-admission); its log (one JSON line per decision): "
                   f"{hook.log_path}")
             print(f"Its metrics (Prometheus text): http://127.0.0.1:{hook.metrics_port}/metrics")
-        print(f"\n$ kubectl aicr describe {names['waiting']}\n", flush=True)
-        subprocess.run(["kubectl", "aicr", "describe", names["waiting"],
-                        f"--kubeconfig={plane.kubeconfig_for('alice')}"])
-        print(f"\nTry: kubectl aicr approve {names['waiting']} --expires 2h --reason 'Maintenance window'")
+        waiting = names[members[0].context]["waiting"]
+        print(f"\n$ kubectl aicr describe {waiting}\n", flush=True)
+        subprocess.run(["kubectl", "aicr", "describe", waiting, f"--kubeconfig={plane.kubeconfig_for('alice')}"])
+        print(f"\nTry: kubectl aicr approve {waiting} --expires 2h --reason 'Maintenance window'")
         print("Running until interrupted (Ctrl-C).", flush=True)
-        while all(p.poll() is None for p in plane.procs) and (hook is None or hook.proc.poll() is None):
+        while all(p.poll() is None for m in members for p in m.plane.procs) and \
+                (hook is None or hook.proc.poll() is None):
             time.sleep(1)
         print("error: the control plane exited" if hook is None or hook.proc.poll() is None
               else f"error: aicr-admission exited\n{hook.log_tail()}", file=sys.stderr)
@@ -633,9 +674,31 @@ def demo(webhook: bool = False) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        if operator is not None:
+            operator.stop()
         if hook is not None:
             hook.stop()
-        plane.stop()
+        demo_fleet.stop_planes(threads)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def reset(folder: str | None) -> int:
+    """The running demo's rollouts put back as it started them (its folder: --demo, else $AICR_DEMO)."""
+    import demo_fleet
+
+    where = folder or os.environ.get("AICR_DEMO")
+    if not where or not (Path(where) / demo_fleet.STATE).is_file():
+        print("error: no running demo found: pass --demo DIR (the folder the demo prints), "
+              "or source the demo's env file (it sets AICR_DEMO)", file=sys.stderr)
+        return 2
+    try:
+        names = demo_fleet.reset(Path(where))
+    except Exception as err:  # noqa: BLE001 - the demo stopped, say: one line, no traceback
+        print(f"error: cannot reset the demo in {where}: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    for context, roles in names.items():
+        print(f"{context}: " + ", ".join(f"{role} {name}" for role, name in roles.items()))
+    return 0
 
 
 def start_webhook(plane: ControlPlane) -> Any:
@@ -650,7 +713,7 @@ def start_webhook(plane: ControlPlane) -> Any:
     return hook
 
 
-def parse_verb(argv: list[str]) -> str:
+def parse_args(argv: list[str]) -> Any:
     import argparse
     import textwrap
 
@@ -660,8 +723,25 @@ def parse_verb(argv: list[str]) -> str:
         epilog="verbs:\n" + "\n".join(textwrap.fill(text, 100, initial_indent=f"  {verb:9} ",
                                                      subsequent_indent=" " * 12) for verb, text in VERBS.items())
                + "\n\nSee docs/testbed.md.")
-    parser.add_argument("verb", choices=list(VERBS), metavar="VERB", help="demo or webhook (below)")
-    return str(parser.parse_args(argv).verb)
+    parser.add_argument("verb", choices=list(VERBS), metavar="VERB", help="demo, webhook or reset (below)")
+    parser.add_argument("--clusters", type=cluster_count, default=1, metavar="N",
+                        help=f"demo, webhook: how many control planes (1 to {MAX_CLUSTERS}; default 1)")
+    parser.add_argument("--demo", metavar="DIR", help="reset: the demo's folder (default: $AICR_DEMO)")
+    args = parser.parse_args(argv)
+    if args.verb == "reset" and args.clusters != 1:
+        parser.error("--clusters goes with demo or webhook, not reset")
+    return args
+
+
+MAX_CLUSTERS = 8  # each plane is an etcd and a kube-apiserver of its own: more than a laptop wants
+
+
+def cluster_count(text: str) -> int:
+    import argparse
+
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_CLUSTERS:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_CLUSTERS}")
+    return int(text)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -671,5 +751,16 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    if args.verb == "reset":
+        return reset(args.demo)
+    return demo(webhook=args.verb == "webhook", clusters=args.clusters)
+
+
 if __name__ == "__main__":
-    sys.exit(demo(webhook=parse_verb(sys.argv[1:]) == "webhook"))
+    # As the module `testbed`, not `__main__`: the demo's modules import `testbed`, and its classes
+    # (TestbedError, ControlPlane) must be one and the same for both.
+    import testbed
+
+    sys.exit(testbed.main(sys.argv[1:]))

@@ -29,6 +29,7 @@ from aicr_core.framework.flags import FlagParser, add_common_flags, debug_enable
 from aicr_core.framework.gc_pause import paused_gc
 from aicr_core.framework.renderer import Renderer
 from aicr_core.framework.result import Progress, Result, Rows, Stream, result_problem
+from aicr_core.framework.suggestions import flag_suggestions, hint, suggestions, unknown_name
 from aicr_core.framework.terminal import safe
 
 PROG = "kubectl aicr"
@@ -64,8 +65,12 @@ class EntryPointCommands(CommandManager):
     def find_command(self, argv: list[str]) -> tuple[type[AicrCommand], str, list[str]]:  # type: ignore[override]
         name = argv[0]
         if name not in self.group:
-            raise UsageError(f'unknown command "{shown_argument(name)}" for "{PROG}"')
+            raise self.unknown_command(name)
         return self.group.load(name), name, argv[1:]
+
+    def unknown_command(self, name: str) -> UsageError:
+        return unknown_name(f'unknown command "{shown_argument(name)}" for "{PROG}"',
+                           suggestions(name, self.group.names()))
 
 
 class AicrApp(App):
@@ -124,7 +129,8 @@ class AicrApp(App):
         if name is None:
             unknown = self.unknown_flag(rest)
             if unknown:
-                raise UsageError(f"unknown flag: {shown_argument(unknown)}")
+                known = [opt for action in self.parser._actions for opt in action.option_strings]
+                raise unknown_name(f"unknown flag: {shown_argument(unknown)}", flag_suggestions(unknown, known))
             self.stderr.write(USAGE + "\n")
             raise UsageError("no command given")
         try:
@@ -285,7 +291,7 @@ class AicrApp(App):
             if word in self.command_manager.group:
                 return word, [*argv[:i], *argv[i + 1:]]
             if not after_unknown_flag:
-                raise UsageError(f'unknown command "{shown_argument(word)}" for "{PROG}"')
+                raise self.command_manager.unknown_command(word)
             after_unknown_flag = False
             i += 1
         return None, list(argv)
@@ -335,7 +341,9 @@ class AicrApp(App):
     def print_error(self, err: AicrError) -> None:
         lines = [f"error: [{err.code}] {safe(err.message, allow_newlines=False)}"]
         lines += [f"  {safe(line, allow_newlines=False)}" for line in err.details]
-        self.stderr.write("\n".join(lines) + "\n")
+        # kubectl's "Did you mean this?" after the error line: our own command and flag names only
+        hint_lines = hint(err) if isinstance(err, UsageError) else ""
+        self.stderr.write("\n".join(lines) + "\n" + hint_lines)
         self.stderr.flush()
 
     def warn(self, message: str) -> None:

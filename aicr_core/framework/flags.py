@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from aicr_core.errors import HelpRequested, UsageError, shown_argument
 from aicr_core.framework.output_options import COLOR_CHOICES
+from aicr_core.framework.suggestions import flag_suggestions, unknown_name
 from aicr_core.go_duration import parse_duration
 from aicr_core.session.connection_flags import add_connection_flags
 
@@ -108,8 +109,24 @@ class FlagParser(argparse.ArgumentParser):
         self.command_name: str | None = None
 
     def error(self, message: str) -> NoReturn:
+        missing = self.missing_mode(message)
+        if missing:
+            raise UsageError(missing)
         # argparse's own messages (`invalid choice: 'x'`) quote the whole value: a bound, whatever it was.
         raise UsageError(message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 3] + "...")
+
+    def missing_mode(self, message: str) -> str | None:
+        """A flag of modes given no value (a bare `--dry-run`): the message names the modes. A flag
+        has modes when its action carries a `modes` tuple."""
+        flag, colon, rest = message.removeprefix("argument ").partition(": ")
+        if not colon or rest != "expected one argument":
+            return None
+        action = next((a for a in self._actions if flag in a.option_strings
+                       or flag == "/".join(a.option_strings)), None)
+        modes = getattr(action, "modes", None)
+        if not modes:
+            return None
+        return f"flag needs an argument: {flag} takes a mode: {'|'.join(modes)}"
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise UsageError(message or "invalid arguments")
@@ -147,8 +164,9 @@ class FlagParser(argparse.ArgumentParser):
         flags = [word for word in extras if word.startswith("-") and word != "-"]
         if flags:  # kubectl's (pflag's) wording, as the app says it for a flag before any command
             word = flags[0]
-            raise UsageError(f"unknown flag: "
-                             f"{shown_argument(word.partition('=')[0]) if word.startswith('--') else word[:2]}")
+            name = word.partition('=')[0] if word.startswith('--') else word[:2]
+            known = [opt for action in self._actions for opt in action.option_strings]
+            raise unknown_name(f"unknown flag: {shown_argument(name)}", flag_suggestions(name, known))
         if extras:
             listed = " ".join(shown_argument(word) for word in extras[:5]) + (" ..." if len(extras) > 5 else "")
             raise UsageError(f"unrecognized arguments: {listed}")

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from testfixtures import compare
@@ -31,7 +32,7 @@ elif args[:3] == ["mod", "download", "-json"]:
 elif args[:2] == ["mod", "tidy"]:
     time.sleep(0.2)
 elif args[:1] == ["build"]:
-    time.sleep(0.2)
+    time.sleep(float(os.environ.get("FAKE_GO_BUILD_SECONDS", "0.2")))
     out = Path(args[args.index("-o") + 1])
     out.write_text("#!/bin/sh\\necho 'a fake binary' >&2\\nexit 1\\n")
     out.chmod(0o755)
@@ -70,16 +71,55 @@ def test_the_demo_shows_each_build_step_with_its_time(tmp_path: Path) -> None:
     assert figures["wall_seconds"] > 0, figures
 
 
+def test_a_second_build_names_the_first_builds_step_and_elapsed_time(tmp_path: Path) -> None:
+    """Two first runs at once: the second waits under the lock and says what the first is doing and since when."""
+    env = {**fake_go_env(tmp_path), "FAKE_GO_BUILD_SECONDS": "3"}
+    build = [sys.executable, str(ROOT / "tools" / "build_testbin.py")]
+    first = subprocess.Popen(build, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        status = tmp_path / "testbin" / ".lock.status"
+        ends = time.monotonic() + 60
+        while not (status.exists() and "compiling" in status.read_text()) and time.monotonic() < ends:
+            time.sleep(0.1)
+        second = subprocess.run(build, capture_output=True, text=True, env=env, timeout=120)
+        first_out, first_err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+        first.wait()
+    compare((first.returncode, second.returncode), expected=(0, 0), suffix=first_err + second.stderr)
+    compare(second.stdout, expected=first_out)  # the same folder, built once
+    waiting = second.stderr.splitlines()[0]
+    assert re.fullmatch(rf"build-testbin \[ *\d+s\]: another build of k8s-\S+ is running \(pid {first.pid}, "
+                        r"running for \d+s; now at: \S+ v[\d.]+: compiling \(go build.*\) \(for \d+s\)\); "
+                        r"waiting for it", waiting), second.stderr
+    assert "building them into" not in second.stderr, second.stderr
+    assert not status.exists()  # the build's status file goes with the build
+
+
 def test_help_prints_the_usage_and_the_verbs() -> None:
     for args in (["--help"], ["-h"]):
         proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30)
         compare((proc.returncode, proc.stderr), expected=(0, ""))
-        assert proc.stdout.startswith("usage: python tools/testbed.py [-h] VERB\n"), proc.stdout
+        assert proc.stdout.startswith("usage: python tools/testbed.py [-h] [--clusters N] [--demo DIR] VERB\n"), \
+            proc.stdout
         verbs = re.findall(r"^  (\w+) +\S", proc.stdout.split("verbs:\n", 1)[1], re.M)
-        compare(verbs, expected=["demo", "webhook"])
+        compare(verbs, expected=["demo", "webhook", "reset"])
+        assert "An operator stand-in runs with it" in " ".join(proc.stdout.split()), proc.stdout
     for args, message in (([], "the following arguments are required: VERB"),
-                          (["demos"], "invalid choice: 'demos' (choose from 'demo', 'webhook')")):
+                          (["demos"], "invalid choice: 'demos' (choose from 'demo', 'webhook', 'reset')"),
+                          (["demo", "--clusters", "0"], "argument --clusters: must be a whole number from 1 to 8"),
+                          (["demo", "--clusters", "x"], "argument --clusters: must be a whole number from 1 to 8"),
+                          (["reset", "--clusters", "2"], "--clusters goes with demo or webhook, not reset")):
         proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30)
         compare(proc.returncode, expected=2)
-        assert proc.stderr.startswith("usage: python tools/testbed.py [-h] VERB\n") and message in proc.stderr, \
-            proc.stderr
+        assert proc.stderr.startswith("usage: python tools/testbed.py [-h] [--clusters N] [--demo DIR] VERB\n") \
+            and message in proc.stderr, proc.stderr
+
+
+def test_reset_without_a_running_demo_says_how_to_name_one(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "AICR_DEMO"}
+    for args in (["reset"], ["reset", "--demo", str(tmp_path)]):
+        proc = subprocess.run([sys.executable, str(TESTBED), *args], capture_output=True, text=True, timeout=30,
+                              env=env)
+        compare((proc.returncode, proc.stdout), expected=(2, ""))
+        assert proc.stderr.startswith("error: no running demo found: pass --demo DIR"), proc.stderr

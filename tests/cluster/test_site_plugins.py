@@ -6,6 +6,7 @@ in a temporary folder on PYTHONPATH with generated dist-info (plugin_env.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 from testfixtures import compare
@@ -23,6 +24,20 @@ def test_site_command_and_renderer(site_package: Aicr, plane: testbed.ControlPla
     assert "identity     Show the username and groups" in aicr("help").stdout
 
 
+@pytest.fixture
+def change_ticket_named(plane: testbed.ControlPlane) -> Iterator[None]:
+    """The cluster's policy file names change-ticket: the site policy is INACTIVE_UNTIL_CONFIGURED."""
+    policy = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {"change-ticket": {}}}
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
+                 "data": {"policy.yaml": json.dumps(policy)}}
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+    plane.kubectl("create", "-f", "-", input=json.dumps(configmap))
+    yield
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+
+
+@pytest.mark.usefixtures("change_ticket_named")
 def test_site_policy_refuses_before_writing(site_package: Aicr, plane: testbed.ControlPlane,
                                             seed: testbed.Seeder) -> None:
     aicr = site_package
@@ -36,6 +51,16 @@ def test_site_policy_refuses_before_writing(site_package: Aicr, plane: testbed.C
     compare(approval, expected=None)
     proc = aicr("approve", name, "--reason", "CHG-1234 window", kubeconfig=plane.kubeconfig_for("alice"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
+
+
+def test_an_installed_site_policy_the_file_does_not_name_takes_no_part(site_package: Aicr,
+                                                                      plane: testbed.ControlPlane,
+                                                                      seed: testbed.Seeder) -> None:
+    """INACTIVE_UNTIL_CONFIGURED (docs/plugins.md): installed, change-ticket decides nothing until a file names it."""
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+    proc = site_package("approve", seed.rollout(), "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    assert "change-ticket" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("before_name", [True, False])

@@ -21,7 +21,9 @@ def test_kube_apiserver_reports_the_real_version(plane: testbed.ControlPlane) ->
 
 
 def _children(pid: int) -> list[int]:
-    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    """The children of every thread of `pid` (the demo starts its planes each on a thread of its own)."""
+    return [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+            for c in (task / "children").read_text().split()]
 
 
 def _alive(pid: int) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+import demo_fleet
 import testbed
 
 GROUP, VERSION = testbed.GROUP, testbed.VERSION
@@ -128,21 +129,13 @@ def three_planes(plane: testbed.ControlPlane, folder: Path) -> Iterator[Fleet]:
         extra += [testbed.ControlPlane().start(), testbed.ControlPlane().start()]
         planes = [plane, *extra]
         members = [Member(context, p, testbed.Seeder(p)) for context, p in zip(CONTEXTS, planes, strict=True)]
-        clusters, users, contexts = [], [], []
-        for m in members:
-            clusters.append({"name": m.context, "cluster": {"server": m.plane.url, "certificate-authority-data":
-                                                            testbed.b64(m.plane.server_ca_pem)}})
-            alice = m.plane.users["alice"]
-            users.append({"name": f"alice-{m.context}", "user": {
-                "client-certificate-data": testbed.b64(alice.cert_pem),
-                "client-key-data": testbed.b64(alice.key_pem)}})
-            contexts.append({"name": m.context, "context": {"cluster": m.context, "user": f"alice-{m.context}"}})
+        doc = demo_fleet.kubeconfig_doc([(m.context, m.plane) for m in members])  # the demo's, as alice
+        clusters, contexts = doc["clusters"], doc["contexts"]
         clusters.append({"name": DOWN, "cluster": {"server": f"https://127.0.0.1:{testbed.free_port()}",
                                                    "certificate-authority-data": testbed.b64(plane.server_ca_pem)}})
         contexts.append({"name": DOWN, "context": {"cluster": DOWN, "user": f"alice-{CONTEXTS[0]}"}})
         path = folder / "kubeconfig"
-        path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": clusters, "users": users,
-                                    "contexts": contexts, "current-context": CONTEXTS[0]}))
+        path.write_text(json.dumps(doc))
         path.chmod(0o600)
         yield Fleet(members, path)
     finally:

@@ -17,6 +17,10 @@ from aicr_core.plugin import Allow, Approval, PolicyContext, Violation, hookimpl
 
 NAME = "change-ticket"
 
+# Only where the cluster's policy file names it: installed, a policy that lacks this takes part in
+# every decision (and every `policy test` suite) on the machine, also those of clusters that never asked for it.
+INACTIVE_UNTIL_CONFIGURED = True
+
 
 @hookimpl
 def aicr_pre_approve(approval: Approval, context: PolicyContext) -> Violation | Allow:
