@@ -565,6 +565,25 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
                    r.opt_text("status.candidatePlan.digest"))
 
 
+CONDITION_READY = "Ready"  # the ClusterRuntime's condition the waves require after their soak
+
+
+def runtime_ready_condition(obj: Mapping[str, Any]) -> Condition | None:
+    """The ClusterRuntime's `Ready` condition (status.conditions[type=Ready]), or None when it reports none.
+
+    Read leniently, as a wave's health check needs it: a status or conditions of another shape is
+    no Ready condition (the wave then fails that cluster, saying so), never a parse error.
+    """
+    status = obj.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    for entry in conditions if isinstance(conditions, list) else []:
+        if isinstance(entry, dict) and entry.get("type") == CONDITION_READY:
+            reason, message = entry.get("reason"), entry.get("message")
+            return Condition(CONDITION_READY, str(entry.get("status")), str(reason) if reason else "",
+                             str(message) if message else "", None)
+    return None
+
+
 class Plan(NamedTuple):
     configmap: str
     digest: str

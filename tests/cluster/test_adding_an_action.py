@@ -17,7 +17,6 @@ from typing import Any, NamedTuple
 import pytest
 from testfixtures import ShouldRaise, compare
 
-from aicr_commands import _fleet_write
 from aicr_commands._action_command import ActionCommand
 from aicr_core import clock
 from aicr_core.domain import operator_api as api
@@ -27,6 +26,7 @@ from aicr_core.domain.actions import ACTIONS, Action
 from aicr_core.domain.hookspecs import Violation, hookimpl, hookspec
 from aicr_core.domain.rollout_write import WriteRequest, write
 from aicr_core.errors import AicrError, Code
+from aicr_core.fleet import plan_write as _fleet_write
 from aicr_core.fleet.fan_out import Turn
 from aicr_core.framework.app import AicrApp
 from aicr_core.framework.result import Result
