@@ -1,9 +1,9 @@
 """Choosing the clusters of one command: the fleet flags, the contexts they pick, their completion.
 
 `--contexts LIST` (names and shell-style globs, `!` excludes) or `--all-contexts` chooses
-kubeconfig contexts, taken in the merged kubeconfig's order; `--cluster-profiles` chooses the
-ClusterProfiles of a hub instead (aicr_core.fleet.cluster_profiles); `--parallel N` bounds how
-many clusters are worked on at once. Running the command on them is `fan_out`'s.
+members of the fleet's source (aicr_core.fleet.sources): kubeconfig contexts, taken in the merged
+kubeconfig's order, or with `--cluster-profiles` the ClusterProfiles of a hub; `--parallel N`
+bounds how many clusters are worked on at once. Running the command on them is `fan_out`'s.
 
 Imported by command modules at module level (`help` imports them for their summaries), so this
 module imports only the standard library and the errors: no dataclass, thread or session.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_core.errors import UsageError, shown
 
 if TYPE_CHECKING:
-    from aicr_core.fleet.cluster_profiles import Inventory
+    from aicr_core.fleet.sources import Members
 
 DEFAULT_PARALLEL = 16
 PLAN_DIGEST = r"^sha256:[0-9a-f]{64}$"  # compiled on first use, not by `help`
@@ -98,11 +98,6 @@ def selected(args: argparse.Namespace) -> bool:
                 or any(getattr(args, dest, None) not in (None, False) for dest in PROFILE_DESTS))
 
 
-def from_profiles(args: argparse.Namespace) -> bool:
-    """Whether the clusters are a hub's ClusterProfiles (--cluster-profiles)."""
-    return bool(getattr(args, "cluster_profiles", False))
-
-
 def given_flags(args: argparse.Namespace) -> list[str]:
     """The fleet flags given, by name."""
     given = []
@@ -122,12 +117,12 @@ def refuse_fleet_flags(args: argparse.Namespace, form: str) -> None:
 
 def check_selection(args: argparse.Namespace) -> None:
     """The [USAGE] rules of choosing clusters, before any call (the contexts themselves: `choose`)."""
-    from aicr_core.fleet.cluster_profiles import check_flags
+    from aicr_core.fleet import sources
 
-    check_flags(args)
-    profiles = from_profiles(args)
-    fleet_flag = "--cluster-profiles" if profiles else "--waves" if getattr(args, "waves", None) is not None else (
-        "--all-contexts" if getattr(args, "all_contexts", False) else "--contexts")
+    for each in sources.every():  # each source refuses its own flags when it is not the one chosen
+        each.check_flags(args)
+    source = sources.chosen(args)
+    fleet_flag = source.flag(args)
     if getattr(args, "waves", None) is not None:
         for other in ("contexts", "all_contexts"):
             if getattr(args, other, None) not in (None, False):
@@ -135,13 +130,11 @@ def check_selection(args: argparse.Namespace) -> None:
                                  "clusters")
     if getattr(args, "contexts", None) is not None and getattr(args, "all_contexts", False):
         raise UsageError("--contexts and --all-contexts cannot be used together")
-    if getattr(args, "context", None) and not profiles:  # with --cluster-profiles it names the hub
+    if getattr(args, "context", None) and not source.HUB_CONTEXT:  # else it names the hub
         raise UsageError(f"--context cannot be used with {fleet_flag}: it chooses one cluster")
-    decides = "each member's ClusterProfile and provider decide" if profiles else \
-        "each cluster's own kubeconfig entry decides"
     for dest, flag in PER_CLUSTER_FLAGS:
         if getattr(args, dest, None):
-            raise UsageError(f"{flag} cannot be used with {fleet_flag}: {decides} it (only --as, --as-group, "
+            raise UsageError(f"{flag} cannot be used with {fleet_flag}: {source.DECIDES} it (only --as, --as-group, "
                              "--as-uid and --request-timeout apply to all)")
     if getattr(args, "contexts", None) is not None:
         patterns(args.contexts)
@@ -181,32 +174,13 @@ def choose(names: Sequence[str], entries: Sequence[str], what: str = "--contexts
     return chosen
 
 
-def context_names(kubeconfig: str | None) -> list[str]:
-    """The contexts of the merged kubeconfig, in its order (as kubectl merges the files)."""
-    from aicr_core.session.kubeconfig import merged_context_names
-
-    return merged_context_names(kubeconfig)
-
-
-def chosen_contexts(args: argparse.Namespace, profiles: Inventory | None = None) -> list[str]:
-    """The members --contexts/--all-contexts choose: contexts of the kubeconfig, or of the kept ClusterProfiles."""
-    if profiles is not None:
-        if getattr(args, "contexts", None) is None:
-            return profiles.names
-        return choose(profiles.names, patterns(args.contexts), kind="ClusterProfile", among=profiles.among)
-    names = context_names(getattr(args, "kubeconfig", None))
-    if getattr(args, "all_contexts", False):
-        if not names:
-            raise UsageError("--all-contexts: the kubeconfig has no context")
-        return list(names)
-    return choose(names, patterns(args.contexts))
-
-
-def inventory(args: argparse.Namespace) -> Inventory:
-    """With --cluster-profiles: the provider file, then the hub's kept profiles (its read is a call)."""
-    from aicr_core.fleet import cluster_profiles
-
-    return cluster_profiles.read(args)
+def chosen_members(args: argparse.Namespace, members: Members, kind: str) -> list[str]:
+    """The members --contexts/--all-contexts choose of the source's (every one without --contexts)."""
+    if getattr(args, "contexts", None) is not None:
+        return choose(members.names, patterns(args.contexts), kind=kind, among=members.among)
+    if not members.names:
+        raise UsageError(f"--all-contexts: no {kind} {members.among}")
+    return list(members.names)
 
 
 def parallel_of(args: argparse.Namespace) -> int:
@@ -219,20 +193,14 @@ def complete_contexts(prefix: str, parsed_args: argparse.Namespace, **_: Any) ->
     """`--contexts a,b<TAB>`: the context names not yet in the list, after what is typed (with
     --cluster-profiles: the NAMESPACE/NAME of the hub's profiles, as --profile-namespace and
     --profile-selector keep them)."""
-    from aicr_core.framework.completion import NO_FILES, NO_SPACE, Candidates, kubeconfig_names
+    from aicr_core.fleet import sources
+    from aicr_core.framework.completion import NO_FILES, NO_SPACE, Candidates
 
     done, _comma, current = prefix.rpartition(",")
     lead = f"{done}," if done else ""
     typed = {entry.lstrip("!") for entry in done.split(",") if entry}
     negate = "!" if current.startswith("!") else ""
-    names: Sequence[str] | Candidates
-    if from_profiles(parsed_args):
-        from aicr_core.fleet.cluster_profiles import completion_profiles
-
-        names = [profile.member for profile in completion_profiles(parsed_args)]
-    else:
-        names = kubeconfig_names("contexts")(parsed_args=parsed_args)
-    assert not isinstance(names, Candidates)
+    names = sources.chosen(parsed_args).complete(parsed_args)
     words = [f"{lead}{negate}{name}" for name in names
              if name not in typed and f"{negate}{name}".startswith(current)]
     return Candidates(words, NO_SPACE | NO_FILES)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Union
 from aicr_core import clock
 from aicr_core.domain.actions import APPROVE
 from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
-from aicr_core.fleet import fan_out, plan_write, selection
+from aicr_core.fleet import fan_out, plan_write
 from aicr_core.fleet.fan_out import Turn
 from aicr_core.fleet.gathering import one_line
 from aicr_core.fleet.plan_write import ALREADY_APPROVED, FAILED, INTERRUPTED, SKIPPED, item
@@ -49,21 +49,17 @@ PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollou
 
 def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
     """Everything that can be refused is refused here, before any call; the waves run as the stream is read."""
-    from aicr_core.fleet import waves_file
+    from aicr_core.fleet import sources, waves_file
 
     plan = waves_file.load(args.waves)
-    waves_file.check_selectors(plan, selection.from_profiles(args), args.waves)
+    source = sources.chosen(args)
+    waves_file.check_selectors(plan, source.LABELLED, args.waves)
     plan_write.check_inputs(args, APPROVE)
     plan_write.check_confirmation(args, APPROVE)
-    if selection.from_profiles(args):  # the hub is read here (a call): after every check that needs none
-        profiles = selection.inventory(args)
-        assignment = waves_file.assign(plan, profiles.names, profiles.labels, kind="ClusterProfile",
-                                       among=profiles.among)
-    else:
-        profiles = None
-        assignment = waves_file.assign(plan, selection.context_names(getattr(args, "kubeconfig", None)))
-    contexts = [context for _, members in assignment for context in members]
-    run = _Run(command, args, plan, assignment, fan_out.Fleet.from_args(args, contexts, profiles))
+    members = source.members(args)  # a hub is read here (a call): after every check that needs none
+    assignment = waves_file.assign(plan, members.names, members.labels, kind=source.KIND, among=members.among)
+    contexts = [context for _, members_of_wave in assignment for context in members_of_wave]
+    run = _Run(command, args, plan, assignment, fan_out.Fleet.from_args(args, contexts, members))
     return Stream(run.events())
 
 
