@@ -60,7 +60,8 @@ class AicrCommand(Command):
         doc = self.__class__.__doc__
         if doc is None:
             doc = inspect.getdoc(self.__class__) or ""  # inherited, as inspect.getdoc finds it
-        # The first line only: `help` asks every command, and cleaning up whole docstrings costs it ~0.5%.
+        # The first line only: `help` asks every command, and cleaning up whole docstrings costs it
+        # (docs/performance.md, "What the code's shape saves").
         return doc.strip().split("\n", 1)[0].strip()
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
