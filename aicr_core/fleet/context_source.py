@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
     from aicr_core.session.kube import KubeSession
 
+FLAGS: tuple[tuple[str, str, Any], ...] = ()  # --contexts and --all-contexts are the fleet's own (selection)
 KIND = "context"
 LABELLED = False
 HUB_CONTEXT = False  # --context chooses one cluster: refused across clusters
 DECIDES = "each cluster's own kubeconfig entry decides"
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """None of its own: --contexts and --all-contexts choose among any source's members."""
 
 
 def given(args: argparse.Namespace) -> bool:

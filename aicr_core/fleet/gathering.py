@@ -15,15 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from aicr_core.errors import AicrError, Code
 from aicr_core.fleet.fan_out import Fleet, Outcome, Turn
+from aicr_core.fleet.selection import fleet_flags
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
     from aicr_core.framework.command import AicrCommand
 
-# What a per-cluster copy of the arguments must not carry: it is one cluster's command.
-_SINGLE = {"contexts": None, "all_contexts": False, "parallel": None, "plan": None, "waves": None, "yes": False,
-           "cluster_profiles": False, "profile_namespace": None, "profile_selector": None,
-           "cluster_profile_providers": None}
 
 
 class _ClusterApp:
@@ -37,8 +34,9 @@ class _ClusterApp:
 
 
 def cluster_args(args: argparse.Namespace, turn: Turn, **changes: Any) -> argparse.Namespace:
-    """The arguments of one cluster's command: no fleet flags, its context."""
-    return argparse.Namespace(**{**vars(args), **_SINGLE, "context": turn.context, **changes})
+    """The arguments of one cluster's command: no fleet flags (each as when not given), its context."""
+    single = {dest: off for dest, _flag, off in fleet_flags()}
+    return argparse.Namespace(**{**vars(args), **single, "context": turn.context, **changes})
 
 
 def run_single(command: AicrCommand, args: argparse.Namespace, turn: Turn, **changes: Any) -> Result:

@@ -29,12 +29,11 @@ PER_CLUSTER_FLAGS = (("server", "--server"), ("token", "--token"), ("user", "--u
                      ("client_certificate", "--client-certificate"), ("client_key", "--client-key"),
                      ("tls_server_name", "--tls-server-name"),
                      ("insecure_skip_tls_verify", "--insecure-skip-tls-verify"))
-FLEET_DESTS = (("contexts", "--contexts"), ("all_contexts", "--all-contexts"), ("parallel", "--parallel"),
-               ("plan", "--plan"), ("waves", "--waves"), ("yes", "--yes"), ("cluster_profiles", "--cluster-profiles"),
-               ("profile_namespace", "--profile-namespace"), ("profile_selector", "--profile-selector"),
-               ("cluster_profile_providers", "--cluster-profile-providers"))
-# The flags that choose the clusters from a hub's ClusterProfiles (aicr_core.fleet.cluster_profiles).
-PROFILE_DESTS = ("cluster_profiles", "profile_namespace", "profile_selector", "cluster_profile_providers")
+# The fleet's own flags (argparse dest, flag name, its value when not given); each source adds its own
+# (aicr_core.fleet.sources: `FLAGS`).
+FLEET_FLAGS: tuple[tuple[str, str, Any], ...] = (
+    ("contexts", "--contexts", None), ("all_contexts", "--all-contexts", False), ("parallel", "--parallel", None),
+    ("plan", "--plan", None), ("waves", "--waves", None), ("yes", "--yes", False))
 
 
 # -- the flags ----------------------------------------------------------------------------------
@@ -53,8 +52,8 @@ def plan_digest(text: str) -> str:
 
 
 def add_selection_flags(parser: argparse.ArgumentParser) -> None:
-    """--contexts, --all-contexts, --parallel, and the ClusterProfile flags: for the commands that may run
-    across clusters."""
+    """--contexts, --all-contexts, --parallel, and each source's flags (--cluster-profiles and its friends):
+    for the commands that may run across clusters."""
     group = parser.add_argument_group("fleet: one command across the kubeconfig's clusters")
     action = group.add_argument("--contexts", metavar="LIST",
                                 help="comma-separated context names and globs (gpu-prod-*); !PATTERN excludes; "
@@ -63,17 +62,10 @@ def add_selection_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--all-contexts", action="store_true", help="every context of the kubeconfig")
     group.add_argument("--parallel", metavar="N", type=parallel_count,
                        help=f"at most N clusters at once (default {DEFAULT_PARALLEL})")
-    inventory = parser.add_argument_group("fleet: the clusters of a hub's ClusterProfiles (Cluster Inventory API)")
-    inventory.add_argument("--cluster-profiles", action="store_true",
-                           help="the clusters are the ClusterProfiles the hub (the current context, or --context) "
-                                "lists; each named NAMESPACE/NAME")
-    action = inventory.add_argument("--profile-namespace", metavar="NS",
-                                    help="only the ClusterProfiles of this namespace (default: all)")
-    action.completer = complete_profile_namespaces  # type: ignore[attr-defined]
-    inventory.add_argument("--profile-selector", metavar="SELECTOR",
-                           help="only the ClusterProfiles whose labels match (the syntax of -l)")
-    inventory.add_argument("--cluster-profile-providers", metavar="FILE",
-                           help="the provider file (KEP-5339's JSON): which credentials plugin reaches a member")
+    from aicr_core.fleet import sources
+
+    for source in sources.every():  # each source's own flags (a hub's ClusterProfiles: --cluster-profiles ...)
+        source.add_flags(parser)
 
 
 def add_plan_flags(parser: argparse.ArgumentParser, plans: Callable[..., Any] | None = None, *,
@@ -91,17 +83,27 @@ def add_plan_flags(parser: argparse.ArgumentParser, plans: Callable[..., Any] | 
                            help="write without asking (needed when stdin or stderr is no terminal)")
 
 
+def fleet_flags() -> tuple[tuple[str, str, Any], ...]:
+    """Every fleet flag (dest, flag name, its value when not given): the fleet's own, then each source's."""
+    from aicr_core.fleet import sources
+
+    return FLEET_FLAGS + tuple(flag for source in sources.every() for flag in source.FLAGS)
+
+
 def selected(args: argparse.Namespace) -> bool:
-    """Whether the command runs across clusters (--contexts, --all-contexts, --waves, or a ClusterProfile flag)."""
+    """Whether the command runs across clusters (--contexts, --all-contexts, --waves, or a source's flag)."""
+    from aicr_core.fleet import sources
+
     return bool(getattr(args, "contexts", None) is not None or getattr(args, "all_contexts", False)
                 or getattr(args, "waves", None) is not None
-                or any(getattr(args, dest, None) not in (None, False) for dest in PROFILE_DESTS))
+                or any(getattr(args, dest, None) not in (None, False)
+                       for source in sources.every() for dest, _flag, _off in source.FLAGS))
 
 
 def given_flags(args: argparse.Namespace) -> list[str]:
     """The fleet flags given, by name."""
     given = []
-    for dest, flag in FLEET_DESTS:
+    for dest, flag, _off in fleet_flags():
         value = getattr(args, dest, None)
         if value not in (None, False):
             given.append(flag)
@@ -204,10 +206,3 @@ def complete_contexts(prefix: str, parsed_args: argparse.Namespace, **_: Any) ->
     words = [f"{lead}{negate}{name}" for name in names
              if name not in typed and f"{negate}{name}".startswith(current)]
     return Candidates(words, NO_SPACE | NO_FILES)
-
-
-def complete_profile_namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-    """`--profile-namespace <TAB>`: the hub's namespaces that hold ClusterProfiles."""
-    from aicr_core.fleet.cluster_profiles import complete_namespaces
-
-    return complete_namespaces(prefix, parsed_args)
