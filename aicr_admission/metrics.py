@@ -32,10 +32,9 @@ if TYPE_CHECKING:
 # of the library: the webhook's process has no other metrics.)
 disable_created_metrics()
 
-# From 1 ms to 3 s, chosen from measurement (bench/admission_bench.py; docs/webhook.md, "Metrics"): on a kept
-# connection p50 0.5-0.9 ms, p99 3 ms unloaded and 10-33 ms loaded; a new connection adds its TLS handshake;
-# churning connections at 64 writers reached p99 190-370 ms; an assessment read up to its 2 s deadline. Fine
-# steps to 10 ms resolve the 10 ms target; the API server's own 5, 25 and 100 ms bounds are among them.
+# The buckets span what a review takes, from a kept connection's to an assessment read at its deadline,
+# chosen from measurement (bench/admission_bench.py; the figures: docs/performance.md, "The admission
+# webhook"); fine steps below the latency target resolve it, and the API server's own bounds are among them.
 BUCKETS = (0.001, 0.0015, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 3.0)
 
 

@@ -3,7 +3,8 @@
 Each of those commands is this class with its Action and its help (the class
 docstring). What the command does is the domain's (`aicr_core.domain.rollout_write`):
 it turns its flags into a `WriteRequest`, and what is written into its `Result`.
-`--plan DIGEST` runs the same write in each selected cluster (`_fleet_write`).
+`--plan DIGEST` runs the same write in each selected cluster (`aicr_core.fleet.plan_write`;
+with `--waves FILE`, `aicr_core.fleet.wave_runner`).
 
 Imported by `help` for the summary: nothing heavy at module level (the table is light).
 """
@@ -42,16 +43,17 @@ class ActionCommand(AicrCommand):
         action = self.action
         if _fleet_forms.plan_form(args, action.name, args.rollout):
             if action.in_waves and args.waves is not None:
-                from aicr_commands._approve_in_waves import approve_in_waves
+                from aicr_core.fleet.wave_runner import approve_in_waves
 
                 return approve_in_waves(self, args)
-            from aicr_commands._fleet_write import fleet_write
+            from aicr_core.fleet.plan_write import fleet_write
 
             return fleet_write(self, args, action)
         from aicr_core.domain import operator_api as api
         from aicr_core.domain.rollout_write import write
+        from aicr_core.domain.write_flags import write_request
 
-        request = _rollouts.write_request(args, action, args.rollout)  # the flags' bounds: before any call
+        request = write_request(args, action, args.rollout)  # the flags' bounds: before any call
         written = write(_rollouts.session(args), request)
         return Result(action.result_kind, written.data, names=(api.rollout_reference(args.rollout),),
                       warnings=written.warnings)

@@ -1,7 +1,8 @@
-"""What the rollout commands share: the ROLLOUT argument, the session, and a write's request from the flags.
+"""What the rollout commands share: the ROLLOUT argument and its completion, --dry-run, the session.
 
-The domain itself (what an action is, the reads, the decision, the write) is the core's:
-`aicr_core.domain.actions`, `rollouts`, `write_decision` and `rollout_write`; this module maps flags onto it.
+The domain itself (what an action is, the reads, the decision, the write, a write's request from
+the flags) is the core's: `aicr_core.domain.actions`, `rollouts`, `write_decision`, `rollout_write`
+and `write_flags`.
 
 Imported by command modules at module level, so it imports nothing heavy;
 `aicr_core.session.kube` (the Kubernetes client) is imported only when a command runs.
@@ -13,12 +14,10 @@ import re
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, UsageError, shown
+from aicr_core.errors import AicrError, shown
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when a command runs, so `help` stays fast
-    from aicr_core.domain.actions import Action
-    from aicr_core.domain.rollout_write import WriteRequest
     from aicr_core.session.deadline import Deadline
     from aicr_core.session.kube import KubeSession
 
@@ -62,6 +61,7 @@ class RolloutNames:
 
     def __call__(self, prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
         from aicr_core.domain import operator_api as api
+        from aicr_core.domain.rollout_documents import waits_for_person
         from aicr_core.framework.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
         from aicr_core.session.deadline import Deadline
 
@@ -81,6 +81,8 @@ class RolloutNames:
 
     @staticmethod
     def describe(r: api.Rollout) -> str:
+        from aicr_core.domain.rollout_documents import waits_for_person
+
         if r.ended:
             return f"Ended ({r.outcome or 'no outcome'})"
         if waits_for_person(r):
@@ -117,50 +119,3 @@ def session(args: argparse.Namespace, deadline: Deadline | None = None) -> KubeS
     from aicr_core.session import kube
 
     return kube.connect_args(args, deadline)
-
-
-def dry_run(args: argparse.Namespace) -> str:
-    return str(getattr(args, "dry_run", "none") or "none")
-
-
-def write_request(args: argparse.Namespace, action: Action, rollout: str, *,
-                  checking: str | None = None) -> WriteRequest:
-    """`action` on `rollout` as the flags ask it: their bounds checked before any call, --policy-file read.
-
-    `checking`: the words of a command that decides without writing (`policy check --action approve`):
-    --reason may then be left out (the policies that read it are skipped) and --policy-file is what it is for.
-    """
-    from aicr_core import clock
-    from aicr_core.domain import rollouts
-    from aicr_core.domain.rollout_write import WriteRequest
-    from aicr_core.domain.write_limits import check_expires, check_reason
-
-    reason: str | None = getattr(args, "reason", None) if action.takes_reason else None
-    if action.takes_reason and (checking is None or reason is not None):
-        reason = check_reason(reason, checking or action.name)
-    expires = getattr(args, "expires", None) if action.takes_expires else None
-    if action.takes_expires:
-        check_expires(expires, clock.now())  # a negative or unstorable --expires: before any API call
-    policy_file = getattr(args, "policy_file", None)
-    if checking is None and policy_file and dry_run(args) == "none":
-        # Trying a file is what --policy-file is for: with a real write, a local file would
-        # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
-        raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
-                         f"or policy check; a real {action.name} always follows the cluster's policy file")
-    # Read the local file first: a typo in its path fails before any request.
-    local = rollouts.read_local_policy_file(policy_file) if policy_file else None
-    return WriteRequest(rollout, action, reason=reason, expires=expires.delta if expires is not None else None,
-                        overrides=tuple(getattr(args, "override", None) or ()),
-                        dry_run="none" if checking else dry_run(args), operator_namespace=args.operator_namespace,
-                        local_policy=local, flags=dict(vars(args)))
-
-
-def waits_for_person(rollout: api.Rollout) -> bool:
-    """AwaitingApproval with no approval yet, or AwaitingAcknowledgement of a release nobody acknowledged."""
-    from aicr_core.domain import operator_api as api
-
-    if rollout.phase == api.PHASE_AWAITING_APPROVAL:
-        return rollout.approval_required and rollout.approval is None
-    if rollout.awaiting_acknowledgement and rollout.awaiting_release:
-        return not any(a.release == rollout.awaiting_release for a in rollout.acknowledgements)
-    return False

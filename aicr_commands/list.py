@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet_forms as _fleet
@@ -16,15 +16,13 @@ from aicr_core.framework.result import Progress, Result, Rows, Stream
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
+    from aicr_core.domain.assessments import Assessments
     from aicr_core.framework.jsonpath import Template
     from aicr_core.session.kube import KubeSession
     from aicr_core.session.watch import Change
 
-# AICR's verdicts, worst first: a list shows the worst verdict of a rollout's report.
-VERDICTS = ("blocked", "unknown", "manual", "unversioned", "safe")
 # The operator's phases (operator_api.PHASES, spelled here so that `help` need not import the API module).
 PHASES = ("Pending", "AwaitingApproval", "Progressing", "AwaitingAcknowledgement", "Validating", "Ended")
-MAX_WARNINGS = 5  # about malformed rollouts: a handful names them, the rest are counted
 
 
 def phase_name(text: str) -> str:
@@ -120,6 +118,8 @@ class List(AicrCommand):
         every cluster another TLS handshake and thread under the one interpreter lock, about twice
         the CPU of a turn (docs/performance.md, "Fleet").
         """
+        from aicr_core.domain.assessments import Assessments, read_reports
+        from aicr_core.domain.rollout_documents import item, parse_all
         from aicr_core.session import kube
         from aicr_core.session.deadline import in_background
 
@@ -151,8 +151,10 @@ def across_clusters(command: List, args: argparse.Namespace) -> Result:
 
     if args.watch:
         raise UsageError("--watch cannot be used with --contexts or --all-contexts: it follows one cluster")
-    outcomes = _fleet.read(command, args, lambda turn: _fleet.run_single(command, args, turn, sort_by=None))
-    result = _fleet.gathered(command, outcomes, "RolloutList", items_of=_fleet.each_item)
+    from aicr_core.fleet.gathering import each_item, read_across, run_single
+
+    result = read_across(command, args, "RolloutList", items_of=each_item,
+                         single=lambda turn: run_single(command, args, turn, sort_by=None))
     if args.sort_by is None:
         return result
     items = sort_items(result.data["items"], args.sort_by)
@@ -163,10 +165,11 @@ def across_clusters(command: List, args: argparse.Namespace) -> Result:
 def wanted(r: api.Rollout, args: argparse.Namespace) -> bool:
     """What --all, --phase and --pending keep."""
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.rollout_documents import waits_for_person
 
     return ((args.all or not r.ended or api.PHASE_ENDED in args.phase)
             and (not args.phase or r.phase in args.phase)
-            and (not args.pending or _rollouts.waits_for_person(r)))
+            and (not args.pending or waits_for_person(r)))
 
 
 def newest_first(rollouts: list[api.Rollout]) -> list[api.Rollout]:
@@ -212,6 +215,7 @@ def watch(cluster: KubeSession, args: argparse.Namespace) -> Iterator[Result | P
     it first appears.
     """
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.assessments import Assessments, read_reports
     from aicr_core.session.watch import follow_collection
 
     reports, warning = read_reports(cluster, args.operator_namespace)
@@ -224,6 +228,7 @@ def watch(cluster: KubeSession, args: argparse.Namespace) -> Iterator[Result | P
 def watch_rows(batches: Iterator[list[Change]], args: argparse.Namespace, assessments: Assessments,
                warning: str | None) -> Iterator[Result | Progress]:
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.rollout_documents import item, parse_all
 
     shown: set[str] = set()
     for batch in batches:
@@ -278,93 +283,3 @@ def crds_named() -> Iterator[None]:
             raise AicrError(Code.NOT_FOUND, f"this API server does not serve {api.GROUP}/{api.VERSION} "
                             "RuntimeRollouts: the AICR operator's CRDs are not installed") from None
         raise
-
-
-def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], list[str]]:
-    """Every rollout that parses; one that does not is named in a warning, never a reason to list nothing."""
-    from aicr_core.domain import operator_api as api
-
-    rollouts, bad = [], []
-    for obj in objects:
-        try:
-            rollouts.append(api.parse_rollout(obj, records=False))
-        except AicrError as err:
-            if err.code != Code.INVALID_OBJECT:
-                raise
-            bad.append(err.message)
-    warnings = [f"not listed: {message}" for message in bad[:MAX_WARNINGS]]
-    if len(bad) > MAX_WARNINGS:
-        warnings.append(f"not listed: {len(bad) - MAX_WARNINGS} more malformed rollouts")
-    return rollouts, warnings
-
-
-def read_reports(cluster: KubeSession, namespace: str) -> tuple[Mapping[str, str | None] | None, str | None]:
-    """Assessment ConfigMaps by name -> report.json text, with one LIST; None and a warning if not allowed."""
-    from aicr_core.domain import operator_api as api
-
-    try:
-        configmaps, _ = cluster.list(api.configmaps_path(namespace), {"labelSelector": api.ASSESSMENT_SELECTOR})
-    except AicrError as err:
-        if err.code not in (Code.FORBIDDEN, Code.UNAUTHORIZED):
-            raise
-        return None, (f"cannot list assessment reports in namespace {namespace}: {err.message}; "
-                      "ASSESSMENT shows unavailable")
-    return {api.metadata_name(cm): api.report_text(cm) for cm in configmaps}, None
-
-
-class Assessments:
-    """The ASSESSMENT of each rollout, verified as describe verifies it, once per report digest."""
-
-    def __init__(self, reports: Mapping[str, str | None] | None, namespace: str,
-                 cluster: KubeSession | None = None) -> None:
-        self.reports, self.namespace = reports, namespace
-        self.cluster = cluster  # list --watch: a report that was not there at the start is read when needed
-        self._by_digest: dict[str, dict[str, Any]] = {}
-
-    def of(self, digest: str | None) -> dict[str, Any]:
-        if digest is None:
-            return {"status": "none", "digest": None, "verdict": None}
-        if digest not in self._by_digest:
-            self._by_digest[digest] = self._verify(digest)
-        return self._by_digest[digest]
-
-    def _verify(self, digest: str) -> dict[str, Any]:
-        from aicr_core.domain import operator_api as api
-        from aicr_core.domain.rollouts import read_report, verify_report
-
-        if self.reports is None:
-            return {"status": "unavailable", "digest": digest, "verdict": None}
-        name = api.assessment_configmap_name(digest)
-        if name not in self.reports and self.cluster is not None:
-            report = read_report(self.cluster, self.namespace, digest)
-        elif name not in self.reports:
-            return {"status": "missing", "digest": digest, "verdict": None}
-        else:
-            report = verify_report(digest, self.reports[name], verdicts_only=True)
-        verdict = worst_verdict(v.verdict for v in report.verdicts) if report.status == "verified" else None
-        return {"status": report.status, "digest": digest, "verdict": verdict}
-
-
-def worst_verdict(verdicts: Iterable[Any]) -> str:
-    """blocked > unknown > manual > unversioned > safe; a verdict AICR does not define counts as unknown,
-    and a report that assesses no component shows nothing to be safe: unknown."""
-    ranks = [VERDICTS.index(v) if v in VERDICTS else VERDICTS.index("unknown") for v in verdicts]
-    return VERDICTS[min(ranks)] if ranks else "unknown"
-
-
-def item(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
-    from aicr_commands.describe import approval_data, time_or_none
-
-    return {
-        "name": r.name,
-        "created": time_or_none(r.created),
-        "phase": r.phase,
-        "outcome": r.outcome or None,
-        "approval": approval_data(r),
-        "deadline": time_or_none(r.deadline),
-        "waitingOn": r.awaiting_release or None if r.awaiting_acknowledgement else None,
-        "waitingForPerson": _rollouts.waits_for_person(r),
-        "assessment": assessment,
-        "transition": {"from": r.from_digest, "to": r.to_digest},
-        "steps": len(r.steps),
-    }

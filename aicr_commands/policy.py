@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
-from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.errors import AicrError, UsageError
 from aicr_core.fleet import selection as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import BoolFlag
@@ -111,16 +111,15 @@ class Policy(AicrCommand):
 
     def check_across(self, args: argparse.Namespace) -> Result:
         """policy check of the plan's open rollout in each selected cluster."""
+        from aicr_core.fleet.gathering import read_across, run_single, whole_document
+        from aicr_core.fleet.plan_write import plan_rollout
+
         check_request(args, "")  # the flags' bounds and --policy-file's path fail before any cluster is asked
 
         def single(turn: Turn) -> Result:
-            rollout = _fleet.open_rollout(_fleet.plan_rollouts(turn.session, args.plan), args.plan)
-            if rollout is None:
-                raise AicrError(Code.NOT_FOUND, _fleet.no_open_rollout(args.plan))
-            return _fleet.run_single(self, args, turn, target=rollout.name)
+            return run_single(self, args, turn, target=plan_rollout(turn, args.plan).name)
 
-        return _fleet.gathered(self, _fleet.read(self, args, single), "PolicyDecisionList",
-                               items_of=_fleet.whole_document)
+        return read_across(self, args, "PolicyDecisionList", items_of=whole_document, single=single)
 
 
 def run_tests(paths: list[str], pattern: str | None, fail_only: bool, operator_namespace: str) -> Result:
@@ -212,9 +211,10 @@ def target_name(target: str) -> str:
 def check_request(args: argparse.Namespace, rollout: str) -> WriteRequest:
     """The write `policy check` decides on: --action's, with its flags (--reason may be left out)."""
     from aicr_core.domain.actions import ACTIONS
+    from aicr_core.domain.write_flags import write_request
 
     action = ACTIONS[args.action]
-    return _rollouts.write_request(args, action, rollout, checking=f"policy check --action {action.name}")
+    return write_request(args, action, rollout, checking=f"policy check --action {action.name}")
 
 
 def check(session: KubeSession, request: WriteRequest, own_refusal_decides: bool = False) -> Result:

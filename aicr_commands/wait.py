@@ -90,7 +90,8 @@ class Wait(AicrCommand):
 class Condition:
     """What `--for` names, and what has been seen of the rollout while waiting.
 
-    A plain class: `help` imports this module, and a dataclass costs every start ~1%.
+    A plain class: `help` imports this module, and a dataclass costs every start (docs/performance.md,
+    "What the code's shape saves").
     """
 
     def __init__(self, name: str, phase: str | None = None) -> None:

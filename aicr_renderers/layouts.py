@@ -2,7 +2,7 @@
 
 Each takes the result's data and returns lines; setup.cfg registers each under
 `aicr.layouts` by its kind, as a site package registers its own. The strings in quotes in
-../shared/spec/cli.md are the upstream plugin's and are matched exactly.
+docs/upstream.md ("Output") are the upstream plugin's and are matched exactly.
 """
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ STAGES = (
     ("aicr_core.session.kubeconfig", "_Loader.load_and_set", "    the Kubernetes client's loader (exec plugin)"),
     ("aicr_core.session.kubeconfig", "_configuration", "    the client's Configuration"),
     ("aicr_core.session.kube", "_client", "    the client and its pool manager"),
-    ("aicr_commands._fleet_forms", "run_single", "  the command on its session (list)"),
+    ("aicr_core.fleet.gathering", "run_single", "  the command on its session (list)"),
     ("aicr_core.session.kube", "KubeSession._send", "    sending a request, reading its answer's head"),
     ("aicr_core.session.kube", "KubeSession._direct_get", "    a GET on a kept connection, its answer read"),
     ("aicr_core.session.tls_contexts", "share", "      the TLS context (made once per CA and cert)"),
@@ -46,8 +46,8 @@ STAGES = (
     ("aicr_core.session.direct_get", "_answer", "      reading the answer: head and body (direct_get)"),
     ("aicr_core.session.kube", "read_body", "    reading the answers' bodies"),
     ("aicr_core.session.bounded_json", "loads", "    decoding JSON"),
-    ("aicr_commands.list", "parse_all", "    parsing the rollouts"),
-    ("aicr_commands.list", "Assessments.of", "    verifying the reports"),
+    ("aicr_core.domain.rollout_documents", "parse_all", "    parsing the rollouts"),
+    ("aicr_core.domain.assessments", "Assessments.of", "    verifying the reports"),
 )
 
 RUNNER = """

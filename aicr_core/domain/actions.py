@@ -29,8 +29,8 @@ class Action(NamedTuple):
     """One action: its names and words, its flags, its hook, and where its behaviour lives.
 
     A NamedTuple (immutable, compared by value), not a frozen dataclass: `help` imports this
-    table, and a dataclass of twelve fields costs every start about 1.5% (its methods are
-    generated and compiled at import).
+    table, and a dataclass of twelve fields costs every start (its methods are generated and
+    compiled at import; docs/performance.md, "What the code's shape saves").
     """
 
     name: str          # approve: the command, `--action`, the override and policy-decision records

@@ -1,4 +1,4 @@
-"""The AICR operator API (operator.aicr.run/v1alpha1), as ../shared/spec/operator-api.md fixes it.
+"""The AICR operator API (operator.aicr.run/v1alpha1), as docs/operator-api.md fixes it.
 
 This is the only module that spells a field name, a label, an annotation or an
 API path of the operator. It turns raw objects (JSON dicts) into typed values
@@ -48,6 +48,10 @@ SOURCE_APPLICATIONS = "applications"
 ANNOTATION_OVERRIDES = "aicr.run/overrides"
 ANNOTATION_DECISIONS = "aicr.run/policy-decisions"  # which policy file decided each approval, revocation, ack
 RECORD_ANNOTATIONS = (ANNOTATION_OVERRIDES, ANNOTATION_DECISIONS)
+# Where the cluster's policy file lives: an annotation of ours on the ClusterRuntime, set by whoever may
+# annotate it (the operator and cluster admins), naming the namespace (docs/policies.md).
+ANNOTATION_POLICY_NAMESPACE = "aicr.run/policy-namespace"
+DEFAULT_OPERATOR_NAMESPACE = "aicr-system"  # the operator's own namespace: its reports, plans and policy file
 MAX_RECORD_ENTRIES = 200  # far above what a rollout sees (one approval, one revocation, 64 acknowledgements)
 
 
@@ -563,6 +567,34 @@ def parse_runtime(obj: Mapping[str, Any]) -> Runtime:
     r = _Reader(obj, f"clusterruntime {RUNTIME_NAME}")
     return Runtime(r.text("metadata.uid"), r.opt_text("status.activePlan.digest"),
                    r.opt_text("status.candidatePlan.digest"))
+
+
+CONDITION_READY = "Ready"  # the ClusterRuntime's condition the waves require after their soak
+
+
+def runtime_ready_condition(obj: Mapping[str, Any]) -> Condition | None:
+    """The ClusterRuntime's `Ready` condition (status.conditions[type=Ready]), or None when it reports none.
+
+    Read leniently, as a wave's health check needs it: a status or conditions of another shape is
+    no Ready condition (the wave then fails that cluster, saying so), never a parse error.
+    """
+    status = obj.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    for entry in conditions if isinstance(conditions, list) else []:
+        if isinstance(entry, dict) and entry.get("type") == CONDITION_READY:
+            reason, message = entry.get("reason"), entry.get("message")
+            return Condition(CONDITION_READY, str(entry.get("status")), str(reason) if reason else "",
+                             str(message) if message else "", None)
+    return None
+
+
+def policy_namespace_annotation(runtime: Any) -> tuple[bool, Any]:
+    """Whether the ClusterRuntime carries the policy-namespace annotation, and its value as it is (unchecked)."""
+    metadata = runtime.get("metadata") if isinstance(runtime, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict) or ANNOTATION_POLICY_NAMESPACE not in annotations:
+        return False, None
+    return True, annotations[ANNOTATION_POLICY_NAMESPACE]
 
 
 class Plan(NamedTuple):

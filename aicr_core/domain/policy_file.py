@@ -1,6 +1,6 @@
 """The cluster's approval policy file (`ApprovalPolicy`): its schema, parsing and errors.
 
-The contract is ../shared/spec/policy.md. The file lives in the ConfigMap
+The contract is docs/policies.md. The file lives in the ConfigMap
 `aicr-approval-policy` (key `policy.yaml`) of the operator namespace, or is
 given with `--policy-file` to try a change. This module only turns text into
 a validated document; it does no I/O (the CLI reads the ConfigMap through its

@@ -1,7 +1,7 @@
 """`policy test`'s test files: found, read within bounds, checked (every problem with its key path), and
 their fixtures turned into the objects a cluster would hold.
 
-The contract is ../shared/spec/policy-test.md. A test file (`kind: ApprovalPolicyTest`) names a
+The contract is docs/policies.md ("Testing a policy file"). A test file (`kind: ApprovalPolicyTest`) names a
 policy file, fixture rollouts and assessment reports (files or inline objects) and cases. A test file
 that is not valid is TestFileInvalid ([USAGE]), found before any case runs; a fixture file that cannot
 be read or used is a FixtureProblem, which fails that test file's cases only
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from aicr_core.domain import operator_api as api
 from aicr_core.domain import policy_file
@@ -92,7 +93,7 @@ class _Expect(_Strict):
 class _Case(_Strict):
     name: str
     rollout: str
-    action: Literal["approve", "revoke", "acknowledge"]
+    action: str  # a name of the Action table (read when a file is checked: a new action is testable offline)
     user: str
     groups: list[str] = []
     reason: str | None = None
@@ -100,6 +101,17 @@ class _Case(_Strict):
     overrides: list[str] = []
     at: Any  # an RFC 3339 string (or what YAML reads an unquoted one as): checked below
     expect: _Expect
+
+    @field_validator("action")
+    @classmethod
+    def _an_action(cls, value: str) -> str:
+        from aicr_core.domain.actions import ACTIONS
+
+        if value not in ACTIONS:
+            names = [repr(name) for name in ACTIONS]
+            expected = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
 
 
 class _TestFile(_Strict):
@@ -279,9 +291,11 @@ def _check_case(index: int, case: _Case, where: str, problems: list[str]) -> Cas
             if not name.strip():
                 problems.append(f"{where}.{key}[{i}]: must not be empty")
     at = _instant(case.at, f"{where}.at", problems)
-    reason = case.reason
-    if case.action in ("approve", "revoke"):
-        from aicr_core.framework.flags import REASON_MAX
+    from aicr_core.domain.actions import ACTIONS
+
+    reason, action = case.reason, ACTIONS[case.action]
+    if action.takes_reason:
+        from aicr_core.domain.write_limits import REASON_MAX
 
         if reason is None:
             problems.append(f"{where}.reason: required key is missing ({case.action} needs a reason, as "
@@ -296,8 +310,9 @@ def _check_case(index: int, case: _Case, where: str, problems: list[str]) -> Cas
         problems.append(f"{where}.reason: {case.action} takes no reason")
     expires: ParsedDuration | None = None
     if case.expires is not None:
-        if case.action != "approve":
-            problems.append(f"{where}.expires: only approve takes an expiry, not {case.action}")
+        if not action.takes_expires:
+            takers = " and ".join(a.name for a in ACTIONS.values() if a.takes_expires)
+            problems.append(f"{where}.expires: only {takers} takes an expiry, not {case.action}")
         else:
             expires = _duration(case.expires, f"{where}.expires", problems)
     if expires is not None and at is not None:

@@ -27,7 +27,6 @@ from aicr_core.domain import rollouts
 from aicr_core.domain.policy_engine import Decision
 from aicr_core.domain.write_decision import decide, wants_assessment
 from aicr_core.errors import AicrError, Code
-from aicr_core.framework.flags import DEFAULT_OPERATOR_NAMESPACE
 
 if TYPE_CHECKING:
     from aicr_core.domain.actions import Action
@@ -44,7 +43,7 @@ class WriteRequest:
     expires: timedelta | None = None    # --expires (None: the rollout's deadline)
     overrides: tuple[str, ...] = ()     # --override POLICY ...
     dry_run: str = "none"               # none | client | server
-    operator_namespace: str = DEFAULT_OPERATOR_NAMESPACE  # where the assessment reports are
+    operator_namespace: str = api.DEFAULT_OPERATOR_NAMESPACE  # where the assessment reports are
     local_policy: rollouts.PolicyFile | None = None       # --policy-file, read already (dry runs and checks only)
     flags: Mapping[str, Any] = field(default_factory=dict)  # the parsed flags, as policies see them (--ticket)
 

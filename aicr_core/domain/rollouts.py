@@ -59,8 +59,8 @@ class PolicyFileUnreadable(AicrError):
 # environment variable or kubeconfig setting of an approver moves it (docs/policies.md). Every approver
 # may read the runtime under the operator's own RBAC, so nothing of ours needs granting. The annotation
 # names the namespace; without it (or without a runtime), aicr-system.
-LOCATION_ANNOTATION = "aicr.run/policy-namespace"
-DEFAULT_POLICY_NAMESPACE = "aicr-system"
+LOCATION_ANNOTATION = api.ANNOTATION_POLICY_NAMESPACE
+DEFAULT_POLICY_NAMESPACE = api.DEFAULT_OPERATOR_NAMESPACE
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -78,11 +78,9 @@ def policy_namespace(cluster: KubeSession) -> str:
                                        f"whose annotation {LOCATION_ANNOTATION} says where the policy file "
                                        f"lives: {err.message}; refusing (fail closed)") from None
         raise
-    metadata = runtime.get("metadata") if isinstance(runtime, dict) else None
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    if not isinstance(annotations, dict) or LOCATION_ANNOTATION not in annotations:
+    annotated, namespace = api.policy_namespace_annotation(runtime)
+    if not annotated:
         return DEFAULT_POLICY_NAMESPACE
-    namespace = annotations[LOCATION_ANNOTATION]
     if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
         shown = repr(namespace[:80]) if isinstance(namespace, str) else type(namespace).__name__
         raise AicrError(Code.POLICY_ERROR, f"{where} is no namespace name ({shown}); refusing (fail closed)")
@@ -95,7 +93,7 @@ def read_policy_file(cluster: KubeSession) -> PolicyFile:
     A file that cannot be read (no permission, no `policy.yaml` key) refuses:
     not knowing the rules must not mean having none.
     """
-    from aicr_core.domain import policy_file  # its schema (pydantic models) costs describe ~4% of its start
+    from aicr_core.domain import policy_file  # its schema (pydantic models): describe does without it
 
     namespace = policy_namespace(cluster)
     source = policy_file.configmap_source(namespace)
@@ -147,7 +145,8 @@ class ReportRead(NamedTuple):
     (no report.json, or its sha256 is not the recorded digest), `invalid`
     (matches, but is not a report), `missing` (recorded, not found) or
     `unavailable` (could not be read). `report` and `verdicts` only when verified.
-    A NamedTuple: `describe` defines it at every start, and a frozen dataclass costs it ~0.3%.
+    A NamedTuple: `describe` defines it at every start, where a frozen dataclass would cost it more
+    (docs/performance.md, "What the code's shape saves").
     """
 
     status: str

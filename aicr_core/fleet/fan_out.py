@@ -1,8 +1,9 @@
 """One command over many clusters: running a function per cluster, each with its own session and deadline.
 
-The clusters are chosen by the fleet flags (aicr_core.fleet.selection). Each cluster gets a
-session of its own (its own kubeconfig entry: server, CA, credentials, exec plugin run inside
-its turn) and a deadline of its own.
+The clusters are chosen by the fleet flags (aicr_core.fleet.selection) among the members of
+the fleet's source (aicr_core.fleet.sources). Each cluster gets a session of its own (its
+source connects it: its own kubeconfig entry or ClusterProfile, exec plugin run inside its turn)
+and a deadline of its own.
 
 This module knows contexts and sessions, not rollouts: a command hands `Fleet.run` a function
 of one session, and gets back one `Outcome` per context, its value or its error.
@@ -36,10 +37,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from aicr_core.errors import AicrError, Code
-from aicr_core.fleet.selection import DEFAULT_PARALLEL, chosen_contexts, from_profiles, inventory, parallel_of
+from aicr_core.fleet.selection import DEFAULT_PARALLEL, chosen_members, parallel_of
 
 if TYPE_CHECKING:
-    from aicr_core.fleet.cluster_profiles import Inventory
+    from aicr_core.fleet.sources import Members
     from aicr_core.framework.interruption import Interruption
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
@@ -100,31 +101,31 @@ class _Job(Generic[T]):
 class Fleet:
     """The selected clusters of one command: sessions made once per member, work run `parallel` at a time.
 
-    The members are kubeconfig contexts, or (`profiles`) the ClusterProfiles of a hub, named
-    NAMESPACE/NAME; `contexts` holds their names either way.
+    The members are those of the fleet's source (aicr_core.fleet.sources: kubeconfig contexts, or
+    the ClusterProfiles of a hub, named NAMESPACE/NAME); `contexts` holds their names either way.
     """
 
-    kubeconfig: str | None
+    members: Members
     overrides: Overrides
     contexts: list[str]
     parallel: int = DEFAULT_PARALLEL
     _settings: dict[str, Settings] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    profiles: Inventory | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, contexts: list[str] | None = None,
-                  profiles: Inventory | None = None) -> Fleet:
-        """The members the flags choose (with --cluster-profiles, the hub is read here, unless `profiles` is
-        given), or `contexts` of them."""
+                  members: Members | None = None) -> Fleet:
+        """The members the flags choose of the source they choose (reading them may be a call: a hub's
+        ClusterProfiles), unless `members` is given; or `contexts` of them."""
+        from aicr_core.fleet import sources
         from aicr_core.session.connection_flags import Overrides
 
         overrides = Overrides.from_args(args)._replace(context=None)
-        if profiles is None and from_profiles(args):
-            profiles = inventory(args)
-        return cls(getattr(args, "kubeconfig", None), overrides,
-                   contexts if contexts is not None else chosen_contexts(args, profiles), parallel_of(args),
-                   profiles=profiles)
+        source = sources.chosen(args)
+        if members is None:
+            members = source.members(args)
+        return cls(members, overrides, contexts if contexts is not None else chosen_members(args, members, source.KIND),
+                   parallel_of(args))
 
     def new_deadline(self, seconds: float | None = None, context: str = "") -> Deadline:
         """A deadline of its own for one cluster: `seconds`, else --request-timeout, else the command's 30 s.
@@ -141,17 +142,13 @@ class Fleet:
         return Deadline(figure, name=f"context {context}" if context else "")
 
     def session(self, context: str, deadline: Deadline) -> KubeSession:
-        """A session with `context`'s own kubeconfig entry; its credentials are loaded once per command."""
+        """A session with the member `context`, as its source connects it; its credentials load once a command."""
         from aicr_core.session import kube
 
         with self._lock:
             settings = self._settings.get(context)
         if settings is None:
-            if self.profiles is not None:
-                cluster = self.profiles.connect(context, self.overrides, deadline)
-            else:
-                cluster = kube.connect(self.kubeconfig, context, deadline,
-                                       overrides=self.overrides._replace(context=context))
+            cluster = self.members.connect(context, self.overrides, deadline)
             with self._lock:
                 self._settings[context] = cluster.settings
             return cluster

@@ -1,9 +1,9 @@
 """Choosing the clusters of one command: the fleet flags, the contexts they pick, their completion.
 
 `--contexts LIST` (names and shell-style globs, `!` excludes) or `--all-contexts` chooses
-kubeconfig contexts, taken in the merged kubeconfig's order; `--cluster-profiles` chooses the
-ClusterProfiles of a hub instead (aicr_core.fleet.cluster_profiles); `--parallel N` bounds how
-many clusters are worked on at once. Running the command on them is `fan_out`'s.
+members of the fleet's source (aicr_core.fleet.sources): kubeconfig contexts, taken in the merged
+kubeconfig's order, or with `--cluster-profiles` the ClusterProfiles of a hub; `--parallel N`
+bounds how many clusters are worked on at once. Running the command on them is `fan_out`'s.
 
 Imported by command modules at module level (`help` imports them for their summaries), so this
 module imports only the standard library and the errors: no dataclass, thread or session.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_core.errors import UsageError, shown
 
 if TYPE_CHECKING:
-    from aicr_core.fleet.cluster_profiles import Inventory
+    from aicr_core.fleet.sources import Members
 
 DEFAULT_PARALLEL = 16
 PLAN_DIGEST = r"^sha256:[0-9a-f]{64}$"  # compiled on first use, not by `help`
@@ -29,12 +29,11 @@ PER_CLUSTER_FLAGS = (("server", "--server"), ("token", "--token"), ("user", "--u
                      ("client_certificate", "--client-certificate"), ("client_key", "--client-key"),
                      ("tls_server_name", "--tls-server-name"),
                      ("insecure_skip_tls_verify", "--insecure-skip-tls-verify"))
-FLEET_DESTS = (("contexts", "--contexts"), ("all_contexts", "--all-contexts"), ("parallel", "--parallel"),
-               ("plan", "--plan"), ("waves", "--waves"), ("yes", "--yes"), ("cluster_profiles", "--cluster-profiles"),
-               ("profile_namespace", "--profile-namespace"), ("profile_selector", "--profile-selector"),
-               ("cluster_profile_providers", "--cluster-profile-providers"))
-# The flags that choose the clusters from a hub's ClusterProfiles (aicr_core.fleet.cluster_profiles).
-PROFILE_DESTS = ("cluster_profiles", "profile_namespace", "profile_selector", "cluster_profile_providers")
+# The fleet's own flags (argparse dest, flag name, its value when not given); each source adds its own
+# (aicr_core.fleet.sources: `FLAGS`).
+FLEET_FLAGS: tuple[tuple[str, str, Any], ...] = (
+    ("contexts", "--contexts", None), ("all_contexts", "--all-contexts", False), ("parallel", "--parallel", None),
+    ("plan", "--plan", None), ("waves", "--waves", None), ("yes", "--yes", False))
 
 
 # -- the flags ----------------------------------------------------------------------------------
@@ -53,8 +52,8 @@ def plan_digest(text: str) -> str:
 
 
 def add_selection_flags(parser: argparse.ArgumentParser) -> None:
-    """--contexts, --all-contexts, --parallel, and the ClusterProfile flags: for the commands that may run
-    across clusters."""
+    """--contexts, --all-contexts, --parallel, and each source's flags (--cluster-profiles and its friends):
+    for the commands that may run across clusters."""
     group = parser.add_argument_group("fleet: one command across the kubeconfig's clusters")
     action = group.add_argument("--contexts", metavar="LIST",
                                 help="comma-separated context names and globs (gpu-prod-*); !PATTERN excludes; "
@@ -63,17 +62,10 @@ def add_selection_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--all-contexts", action="store_true", help="every context of the kubeconfig")
     group.add_argument("--parallel", metavar="N", type=parallel_count,
                        help=f"at most N clusters at once (default {DEFAULT_PARALLEL})")
-    inventory = parser.add_argument_group("fleet: the clusters of a hub's ClusterProfiles (Cluster Inventory API)")
-    inventory.add_argument("--cluster-profiles", action="store_true",
-                           help="the clusters are the ClusterProfiles the hub (the current context, or --context) "
-                                "lists; each named NAMESPACE/NAME")
-    action = inventory.add_argument("--profile-namespace", metavar="NS",
-                                    help="only the ClusterProfiles of this namespace (default: all)")
-    action.completer = complete_profile_namespaces  # type: ignore[attr-defined]
-    inventory.add_argument("--profile-selector", metavar="SELECTOR",
-                           help="only the ClusterProfiles whose labels match (the syntax of -l)")
-    inventory.add_argument("--cluster-profile-providers", metavar="FILE",
-                           help="the provider file (KEP-5339's JSON): which credentials plugin reaches a member")
+    from aicr_core.fleet import sources
+
+    for source in sources.every():  # each source's own flags (a hub's ClusterProfiles: --cluster-profiles ...)
+        source.add_flags(parser)
 
 
 def add_plan_flags(parser: argparse.ArgumentParser, plans: Callable[..., Any] | None = None, *,
@@ -91,22 +83,27 @@ def add_plan_flags(parser: argparse.ArgumentParser, plans: Callable[..., Any] | 
                            help="write without asking (needed when stdin or stderr is no terminal)")
 
 
+def fleet_flags() -> tuple[tuple[str, str, Any], ...]:
+    """Every fleet flag (dest, flag name, its value when not given): the fleet's own, then each source's."""
+    from aicr_core.fleet import sources
+
+    return FLEET_FLAGS + tuple(flag for source in sources.every() for flag in source.FLAGS)
+
+
 def selected(args: argparse.Namespace) -> bool:
-    """Whether the command runs across clusters (--contexts, --all-contexts, --waves, or a ClusterProfile flag)."""
+    """Whether the command runs across clusters (--contexts, --all-contexts, --waves, or a source's flag)."""
+    from aicr_core.fleet import sources
+
     return bool(getattr(args, "contexts", None) is not None or getattr(args, "all_contexts", False)
                 or getattr(args, "waves", None) is not None
-                or any(getattr(args, dest, None) not in (None, False) for dest in PROFILE_DESTS))
-
-
-def from_profiles(args: argparse.Namespace) -> bool:
-    """Whether the clusters are a hub's ClusterProfiles (--cluster-profiles)."""
-    return bool(getattr(args, "cluster_profiles", False))
+                or any(getattr(args, dest, None) not in (None, False)
+                       for source in sources.every() for dest, _flag, _off in source.FLAGS))
 
 
 def given_flags(args: argparse.Namespace) -> list[str]:
     """The fleet flags given, by name."""
     given = []
-    for dest, flag in FLEET_DESTS:
+    for dest, flag, _off in fleet_flags():
         value = getattr(args, dest, None)
         if value not in (None, False):
             given.append(flag)
@@ -122,12 +119,12 @@ def refuse_fleet_flags(args: argparse.Namespace, form: str) -> None:
 
 def check_selection(args: argparse.Namespace) -> None:
     """The [USAGE] rules of choosing clusters, before any call (the contexts themselves: `choose`)."""
-    from aicr_core.fleet.cluster_profiles import check_flags
+    from aicr_core.fleet import sources
 
-    check_flags(args)
-    profiles = from_profiles(args)
-    fleet_flag = "--cluster-profiles" if profiles else "--waves" if getattr(args, "waves", None) is not None else (
-        "--all-contexts" if getattr(args, "all_contexts", False) else "--contexts")
+    for each in sources.every():  # each source refuses its own flags when it is not the one chosen
+        each.check_flags(args)
+    source = sources.chosen(args)
+    fleet_flag = source.flag(args)
     if getattr(args, "waves", None) is not None:
         for other in ("contexts", "all_contexts"):
             if getattr(args, other, None) not in (None, False):
@@ -135,13 +132,11 @@ def check_selection(args: argparse.Namespace) -> None:
                                  "clusters")
     if getattr(args, "contexts", None) is not None and getattr(args, "all_contexts", False):
         raise UsageError("--contexts and --all-contexts cannot be used together")
-    if getattr(args, "context", None) and not profiles:  # with --cluster-profiles it names the hub
+    if getattr(args, "context", None) and not source.HUB_CONTEXT:  # else it names the hub
         raise UsageError(f"--context cannot be used with {fleet_flag}: it chooses one cluster")
-    decides = "each member's ClusterProfile and provider decide" if profiles else \
-        "each cluster's own kubeconfig entry decides"
     for dest, flag in PER_CLUSTER_FLAGS:
         if getattr(args, dest, None):
-            raise UsageError(f"{flag} cannot be used with {fleet_flag}: {decides} it (only --as, --as-group, "
+            raise UsageError(f"{flag} cannot be used with {fleet_flag}: {source.DECIDES} it (only --as, --as-group, "
                              "--as-uid and --request-timeout apply to all)")
     if getattr(args, "contexts", None) is not None:
         patterns(args.contexts)
@@ -181,32 +176,13 @@ def choose(names: Sequence[str], entries: Sequence[str], what: str = "--contexts
     return chosen
 
 
-def context_names(kubeconfig: str | None) -> list[str]:
-    """The contexts of the merged kubeconfig, in its order (as kubectl merges the files)."""
-    from aicr_core.session.kubeconfig import merged_context_names
-
-    return merged_context_names(kubeconfig)
-
-
-def chosen_contexts(args: argparse.Namespace, profiles: Inventory | None = None) -> list[str]:
-    """The members --contexts/--all-contexts choose: contexts of the kubeconfig, or of the kept ClusterProfiles."""
-    if profiles is not None:
-        if getattr(args, "contexts", None) is None:
-            return profiles.names
-        return choose(profiles.names, patterns(args.contexts), kind="ClusterProfile", among=profiles.among)
-    names = context_names(getattr(args, "kubeconfig", None))
-    if getattr(args, "all_contexts", False):
-        if not names:
-            raise UsageError("--all-contexts: the kubeconfig has no context")
-        return list(names)
-    return choose(names, patterns(args.contexts))
-
-
-def inventory(args: argparse.Namespace) -> Inventory:
-    """With --cluster-profiles: the provider file, then the hub's kept profiles (its read is a call)."""
-    from aicr_core.fleet import cluster_profiles
-
-    return cluster_profiles.read(args)
+def chosen_members(args: argparse.Namespace, members: Members, kind: str) -> list[str]:
+    """The members --contexts/--all-contexts choose of the source's (every one without --contexts)."""
+    if getattr(args, "contexts", None) is not None:
+        return choose(members.names, patterns(args.contexts), kind=kind, among=members.among)
+    if not members.names:
+        raise UsageError(f"--all-contexts: no {kind} {members.among}")
+    return list(members.names)
 
 
 def parallel_of(args: argparse.Namespace) -> int:
@@ -219,27 +195,14 @@ def complete_contexts(prefix: str, parsed_args: argparse.Namespace, **_: Any) ->
     """`--contexts a,b<TAB>`: the context names not yet in the list, after what is typed (with
     --cluster-profiles: the NAMESPACE/NAME of the hub's profiles, as --profile-namespace and
     --profile-selector keep them)."""
-    from aicr_core.framework.completion import NO_FILES, NO_SPACE, Candidates, kubeconfig_names
+    from aicr_core.fleet import sources
+    from aicr_core.framework.completion import NO_FILES, NO_SPACE, Candidates
 
     done, _comma, current = prefix.rpartition(",")
     lead = f"{done}," if done else ""
     typed = {entry.lstrip("!") for entry in done.split(",") if entry}
     negate = "!" if current.startswith("!") else ""
-    names: Sequence[str] | Candidates
-    if from_profiles(parsed_args):
-        from aicr_core.fleet.cluster_profiles import completion_profiles
-
-        names = [profile.member for profile in completion_profiles(parsed_args)]
-    else:
-        names = kubeconfig_names("contexts")(parsed_args=parsed_args)
-    assert not isinstance(names, Candidates)
+    names = sources.chosen(parsed_args).complete(parsed_args)
     words = [f"{lead}{negate}{name}" for name in names
              if name not in typed and f"{negate}{name}".startswith(current)]
     return Candidates(words, NO_SPACE | NO_FILES)
-
-
-def complete_profile_namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-    """`--profile-namespace <TAB>`: the hub's namespaces that hold ClusterProfiles."""
-    from aicr_core.fleet.cluster_profiles import complete_namespaces
-
-    return complete_namespaces(prefix, parsed_args)

@@ -24,6 +24,7 @@ from aicr_core.framework.result import Result, Stream, result_problem
 
 if TYPE_CHECKING:
     from aicr_core.framework.app import AicrApp
+    from aicr_core.session.kube import KubeSession
 
 
 class AicrCommand(Command):
@@ -43,6 +44,12 @@ class AicrCommand(Command):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add this command's own positional arguments and flags."""
 
+    def take_action_on(self, parsed_args: argparse.Namespace, session: KubeSession) -> Result:
+        """The command's single-cluster body, on a session passed in: what a fleet runs once per cluster
+        (aicr_core.fleet.gathering). A command with a fleet read (`--contexts` and its friends) overrides it;
+        the fleet never runs one that does not."""
+        raise AicrError(Code.INTERNAL, f"{type(self).__name__} has no single-cluster body (take_action_on)")
+
     def result_kinds(self, parsed_args: argparse.Namespace) -> tuple[str, ...] | None:
         """The kinds of `Result` this run will return, when the command knows them before running (None:
         it does not say). A renderer that prints only some kinds (`-o junit`) is refused otherwise."""
@@ -53,7 +60,8 @@ class AicrCommand(Command):
         doc = self.__class__.__doc__
         if doc is None:
             doc = inspect.getdoc(self.__class__) or ""  # inherited, as inspect.getdoc finds it
-        # The first line only: `help` asks every command, and cleaning up whole docstrings costs it ~0.5%.
+        # The first line only: `help` asks every command, and cleaning up whole docstrings costs it
+        # (docs/performance.md, "What the code's shape saves").
         return doc.strip().split("\n", 1)[0].strip()
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:

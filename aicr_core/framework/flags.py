@@ -23,7 +23,10 @@ from aicr_core.framework.suggestions import flag_suggestions, unknown_name
 from aicr_core.go_duration import parse_duration
 from aicr_core.session.connection_flags import add_connection_flags
 
-REASON_MAX = 1024  # --reason, in characters (the domain checks it: aicr_core/domain/write_limits.py)
+# The domain's figures, in the help and the default of two common flags. The framework may not import
+# the domain, so they are written here again; tests/unit/test_flags.py holds them equal to the
+# domain's (write_limits.REASON_MAX, operator_api.DEFAULT_OPERATOR_NAMESPACE).
+REASON_MAX = 1024  # --reason, in characters
 DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
 DEFAULT_REPRODUCE_DIR = "aicr-reproduce"
 

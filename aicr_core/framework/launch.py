@@ -39,9 +39,10 @@ def console_script() -> None:
     if not ignored:
         signal.signal(signal.SIGINT, _interrupted_while_starting)
     try:
-        # The application's import (cliff, stevedore, our modules) makes some 25,000 objects that live
-        # as long as the process and form no garbage: the cyclic collector, which would walk them again
-        # and again (5% of `help`'s instructions), is off meanwhile, and then told to leave them alone.
+        # The application's import (cliff, stevedore, our modules) makes tens of thousands of objects that
+        # live as long as the process and form no garbage: the cyclic collector, which would walk them again
+        # and again (docs/performance.md, "What the code's shape saves"), is off meanwhile, and then told to
+        # leave them alone.
         gc.disable()
         from aicr_core.framework import app
 

@@ -28,7 +28,8 @@ COLOR_CHOICES = ("auto", "always", "never")
 
 
 class OutputOptions(NamedTuple):
-    """The output options of one rendering (a NamedTuple: a frozen dataclass costs every start ~1%)."""
+    """The output options of one rendering (a NamedTuple: a frozen dataclass costs every start;
+    docs/performance.md, "What the code's shape saves")."""
 
     no_headers: bool = False          # leave out the header line of a table (kubectl's --no-headers)
     color: bool = False               # colour phases, outcomes and verdicts (settled from --color and NO_COLOR)

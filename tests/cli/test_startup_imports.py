@@ -55,7 +55,7 @@ def test_help_imports_no_client_no_domain_but_the_action_table(aicr: Aicr, tmp_p
     names, _ = imported(aicr, tmp_path, "help")
     compare([n for n in names if n.split(".")[0] in CLIENT or n.startswith("aicr_core.session.kube")
              or n.startswith("aicr_core.domain.") and n != "aicr_core.domain.actions"
-             or n in ("aicr_core.fleet.fan_out", "aicr_commands._fleet_write", "dataclasses")], expected=[])
+             or n in ("aicr_core.fleet.fan_out", "aicr_core.fleet.plan_write", "dataclasses")], expected=[])
     assert {"aicr_commands.approve", "aicr_commands.list", "aicr_commands.wait"} <= set(names)  # each summary
 
 

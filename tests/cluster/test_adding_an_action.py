@@ -4,7 +4,8 @@ A test-only action, `comment` (it records a comment in an annotation of the roll
 `ACTIONS` inside the test and runs, in-process, as the ordinary approver alice on the real control plane,
 through the domain's write, `policy check`'s decision and the fleet's write: its own refusal, a policy
 that decides it (installed here in-process, beside the installed ones), the conditional PATCH with the
-policy-decision record, the per-cluster write and its result line.
+policy-decision record, the per-cluster write and its result line; and `policy test` decides its cases
+offline (a test file's `action` is any name of the table).
 """
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import datetime as dt
 import io
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
 from testfixtures import ShouldRaise, compare
 
-from aicr_commands import _fleet_write
 from aicr_commands._action_command import ActionCommand
 from aicr_core import clock
 from aicr_core.domain import operator_api as api
@@ -27,6 +28,7 @@ from aicr_core.domain.actions import ACTIONS, Action
 from aicr_core.domain.hookspecs import Violation, hookimpl, hookspec
 from aicr_core.domain.rollout_write import WriteRequest, write
 from aicr_core.errors import AicrError, Code
+from aicr_core.fleet import plan_write as _fleet_write
 from aicr_core.fleet.fan_out import Turn
 from aicr_core.framework.app import AicrApp
 from aicr_core.framework.result import Result
@@ -166,3 +168,25 @@ def test_the_fleet_writes_a_new_action_per_cluster(plane: testbed.ControlPlane, 
     shouted = command.get_parser("kubectl aicr comment").parse_args([name, "--reason", "SHOUTED"])
     entry, _warnings = _fleet_write.write_one(command, shouted, COMMENT, turn, name)
     compare((entry["result"], entry["code"]), expected=("refused", "POLICY_DENIED"))
+
+
+@pytest.mark.usefixtures("comment_action")
+def test_policy_test_decides_a_new_action_offline(tmp_path: Path) -> None:
+    """No cluster, no kubeconfig: the test file's cases of `comment` are decided as `policy check` would."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "policy-tests"
+    trial = (examples / "trial-policy.aicr-test.yaml").read_text()
+    head = trial[:trial.index("\ncases:")].replace("policy: trial-policy.yaml",
+                                                    f"policy: {examples / 'trial-policy.yaml'}")
+    case = ("  - name: {name}\n    rollout: rollout-3f9a1c0d2b7e4a51-1\n    action: comment\n    user: alice\n"
+            "    reason: {reason}\n    at: \"2027-02-03T10:00:00Z\"\n    expect:\n      allowed: {allowed}\n"
+            "      policies:\n        no-shouting: {verdict}\n")
+    suite = tmp_path / "comment.aicr-test.yaml"
+    suite.write_text(head + "\ncases:\n" + case.format(name="a quiet comment", reason="fine", allowed="true",
+                                                       verdict="allow")
+                     + case.format(name="a shouted comment", reason="LOUD", allowed="false", verdict="deny"))
+    out, err = io.StringIO(), io.StringIO()
+    code = AicrApp(stdout=out, stderr=err).run(["policy", "test", str(suite), "-o", "json",
+                                                "--kubeconfig", str(tmp_path / "none")])
+    doc = json.loads(out.getvalue())
+    compare((code, [(c["case"], c["passed"]) for c in doc["items"]]), suffix=err.getvalue() + out.getvalue(),
+            expected=(0, [("a quiet comment", True), ("a shouted comment", True)]))

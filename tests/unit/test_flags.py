@@ -127,3 +127,12 @@ def test_negative_expiry_is_a_value_not_a_missing_value() -> None:
 def test_an_unparsable_expiry_is_a_usage_error_for_any_command() -> None:
     with pytest.raises(UsageError, match='argument --expires: time: unknown unit "d" in duration "1d"'):
         parser().parse_args(["r1", "--expires", "1d"])
+
+
+def test_the_flags_say_the_domains_figures() -> None:
+    """flags.py writes two of the domain's figures again (the framework may not import the domain): they agree."""
+    from aicr_core.domain import operator_api, write_limits
+    from aicr_core.framework import flags
+
+    compare((flags.REASON_MAX, flags.DEFAULT_OPERATOR_NAMESPACE),
+            expected=(write_limits.REASON_MAX, operator_api.DEFAULT_OPERATOR_NAMESPACE))

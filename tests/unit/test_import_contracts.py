@@ -50,3 +50,33 @@ def test_the_framework_that_reaches_into_the_domain_breaks_the_layers(tmp_path: 
     compare(proc.returncode, expected=1, suffix=proc.stdout)
     assert "BROKEN" in proc.stdout, proc.stdout
     assert "aicr_core.framework.flags -> aicr_core.domain.actions" in proc.stdout, proc.stdout
+
+
+def test_a_command_that_imports_another_command_breaks_a_contract(tmp_path: Path) -> None:
+    tree = copy_of_the_tree(tmp_path)
+    with (tree / "aicr_commands" / "list.py").open("a") as module:
+        module.write("\nfrom aicr_commands import describe  # noqa: E402 - the deliberate mistake\n")
+    proc = lint_imports(tree)
+    compare(proc.returncode, expected=1, suffix=proc.stdout)
+    assert "Commands import no other command" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout
+    assert "aicr_commands.list -> aicr_commands.describe" in proc.stdout, proc.stdout
+
+
+def test_the_commands_contract_lists_every_command_module() -> None:
+    """A new command module is in the independence contract, or the contract would not cover it."""
+    text = (ROOT / ".importlinter").read_text()
+    section = text.split("[importlinter:contract:commands-apart]", 1)[1].split("[importlinter:", 1)[0]
+    listed = sorted(line.strip() for line in section.splitlines() if line.strip().startswith("aicr_commands."))
+    public = sorted(f"aicr_commands.{p.stem}" for p in (ROOT / "aicr_commands").glob("*.py")
+                    if not p.stem.startswith("_"))
+    compare(listed, expected=public)
+
+
+def test_the_domain_that_imports_the_framework_breaks_a_contract(tmp_path: Path) -> None:
+    tree = copy_of_the_tree(tmp_path)
+    with (tree / "aicr_core" / "domain" / "write_limits.py").open("a") as module:
+        module.write("\nfrom aicr_core.framework import flags  # noqa: E402 - the deliberate mistake\n")
+    proc = lint_imports(tree)
+    compare(proc.returncode, expected=1, suffix=proc.stdout)
+    assert "The domain imports nothing of the command-line framework" in proc.stdout, proc.stdout
+    assert "aicr_core.domain.write_limits -> aicr_core.framework.flags" in proc.stdout, proc.stdout

@@ -304,7 +304,8 @@ def test_a_renderer_that_takes_no_argument_refuses_one() -> None:
 
 
 def test_list_watch_shows_a_rollout_leaving_then_no_more_of_it() -> None:
-    from aicr_commands.list import Assessments, watch_rows
+    from aicr_commands.list import watch_rows
+    from aicr_core.domain.assessments import Assessments
     from aicr_core.session.watch import Change
 
     from support.samples import rollout

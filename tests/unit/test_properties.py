@@ -18,8 +18,9 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from aicr_commands import describe, reproduce
+from aicr_commands import reproduce
 from aicr_core.domain import operator_api as api
+from aicr_core.domain import rollout_documents as describe
 from aicr_core.domain import rollouts
 from aicr_core.errors import AicrError
 from aicr_core.framework.result import Result

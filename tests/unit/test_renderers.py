@@ -11,10 +11,11 @@ import pytest
 import yaml
 from testfixtures import Replacer, compare, mock_datetime
 
-from aicr_commands import describe, reproduce
-from aicr_commands.list import item as listing_item
+from aicr_commands import reproduce
 from aicr_core.domain import operator_api as api
+from aicr_core.domain import rollout_documents as describe
 from aicr_core.domain import rollouts
+from aicr_core.domain.rollout_documents import item as listing_item
 from aicr_core.errors import AicrError
 from aicr_core.framework.result import Result
 from aicr_core.framework.terminal import safe

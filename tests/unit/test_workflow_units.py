@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 from testfixtures import LogCapture, Replacer, ShouldRaise, compare, mock_datetime
 
-from aicr_commands import list as listing
 from aicr_commands import wait
 from aicr_core import clock
 from aicr_core import testing as kit
+from aicr_core.domain import assessments, rollouts
 from aicr_core.domain import operator_api as api
-from aicr_core.domain import rollouts
 from aicr_core.domain.actions import APPROVE
 from aicr_core.domain.hookspecs import PolicyContext
 from aicr_core.domain.write_decision import decide_write
@@ -53,10 +52,10 @@ def test_countdown(seconds: int, text: str) -> None:
 
 
 def test_worst_verdict() -> None:
-    compare(listing.worst_verdict(["safe", "manual", "unversioned"]), expected="manual")
-    compare(listing.worst_verdict(["safe", "blocked", "unknown"]), expected="blocked")
-    compare(listing.worst_verdict(["safe", "made-up"]), expected="unknown")  # not AICR's: counts as unknown
-    compare(listing.worst_verdict([]), expected="unknown")  # assesses nothing: shows nothing is safe
+    compare(assessments.worst_verdict(["safe", "manual", "unversioned"]), expected="manual")
+    compare(assessments.worst_verdict(["safe", "blocked", "unknown"]), expected="blocked")
+    compare(assessments.worst_verdict(["safe", "made-up"]), expected="unknown")  # not AICR's: counts as unknown
+    compare(assessments.worst_verdict([]), expected="unknown")  # assesses nothing: shows nothing is safe
 
 
 @pytest.mark.parametrize("text,phase", [("approval", None), ("ended", None), ("phase=Validating", "Validating")])

@@ -1,4 +1,4 @@
-"""`approve --plan DIGEST --waves FILE`: approve wave by wave, follow, soak, check Ready, stop at failures.
+"""The wave runner (`approve --plan DIGEST --waves FILE`): approve wave by wave, follow, soak, check Ready.
 
 Per wave: approve the plan's open rollout in each of its clusters (the single-cluster approval,
 as `approve --plan` does), follow each approved rollout with the watch API until it ends (or
@@ -24,19 +24,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Union
 
-from aicr_commands import _fleet_forms as _fleet
-from aicr_commands import _fleet_write
-from aicr_commands._fleet_write import ALREADY_APPROVED, FAILED, INTERRUPTED, SKIPPED, item
 from aicr_core import clock
 from aicr_core.domain.actions import APPROVE
 from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
-from aicr_core.fleet import fan_out, selection
+from aicr_core.fleet import fan_out, plan_write
+from aicr_core.fleet.fan_out import Turn
+from aicr_core.fleet.gathering import one_line
+from aicr_core.fleet.plan_write import ALREADY_APPROVED, FAILED, INTERRUPTED, SKIPPED, item
 from aicr_core.framework import interruption
 from aicr_core.framework.result import Progress, Result, Stream
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api
-    from aicr_core.fleet.fan_out import Turn
     from aicr_core.fleet.waves_file import Wave, Waves
     from aicr_core.framework.command import AicrCommand
 
@@ -50,21 +49,17 @@ PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollou
 
 def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
     """Everything that can be refused is refused here, before any call; the waves run as the stream is read."""
-    from aicr_core.fleet import waves_file
+    from aicr_core.fleet import sources, waves_file
 
     plan = waves_file.load(args.waves)
-    waves_file.check_selectors(plan, selection.from_profiles(args), args.waves)
-    _fleet_write.check_inputs(args, APPROVE)
-    _fleet_write.check_confirmation(args, APPROVE)
-    if selection.from_profiles(args):  # the hub is read here (a call): after every check that needs none
-        profiles = selection.inventory(args)
-        assignment = waves_file.assign(plan, profiles.names, profiles.labels, kind="ClusterProfile",
-                                       among=profiles.among)
-    else:
-        profiles = None
-        assignment = waves_file.assign(plan, selection.context_names(getattr(args, "kubeconfig", None)))
-    contexts = [context for _, members in assignment for context in members]
-    run = _Run(command, args, plan, assignment, fan_out.Fleet.from_args(args, contexts, profiles))
+    source = sources.chosen(args)
+    waves_file.check_selectors(plan, source.LABELLED, args.waves)
+    plan_write.check_inputs(args, APPROVE)
+    plan_write.check_confirmation(args, APPROVE)
+    members = source.members(args)  # a hub is read here (a call): after every check that needs none
+    assignment = waves_file.assign(plan, members.names, members.labels, kind=source.KIND, among=members.among)
+    contexts = [context for _, members_of_wave in assignment for context in members_of_wave]
+    run = _Run(command, args, plan, assignment, fan_out.Fleet.from_args(args, contexts, members))
     return Stream(run.events())
 
 
@@ -90,7 +85,7 @@ class _Run:
 
     @property
     def dry(self) -> bool:
-        return _fleet_write.dry_run(self.args) != "none"
+        return plan_write.dry_run(self.args) != "none"
 
     def events(self) -> Iterator[Union[Result, Progress]]:
         with interruption.deferred() as self.stop:  # a signal is recorded; the waves stop at their next step
@@ -102,7 +97,7 @@ class _Run:
                 self.items[context] = {**item(context, NOT_STARTED), "wave": wave.name}
         stopped, exit_code = False, 0
         try:
-            if self.dry or (not self.args.yes and _fleet_write.interactive()):
+            if self.dry or (not self.args.yes and plan_write.interactive()):
                 yield from self.survey()
                 confirmed = self.dry or self.stop.requested or self.confirmed()
                 if not confirmed and not self.stop.requested:  # a signal at the prompt: the summary, not USAGE
@@ -134,7 +129,7 @@ class _Run:
             if entry["result"] == "started":
                 entry["result"] = INTERRUPTED
         ordered = [self.items[context] for context in self.selection.contexts]
-        result = _fleet_write.fleet_result(self.command, ordered, self.warnings, stopped=stopped)
+        result = plan_write.fleet_result(self.command, ordered, self.warnings, stopped=stopped)
         if exit_code:
             result = Result(result.kind, result.data, exit_code, result.names, result.warnings)
         elif any(i["result"] == FAILED for i in ordered):
@@ -170,7 +165,7 @@ class _Run:
             if self.stop.requested:
                 return
             yield self.progress(f"wave {wave.name}: {', '.join(members)}")
-            for outcome in self.selection.run(lambda turn: _fleet_write.pick(turn, self.args.plan), members):
+            for outcome in self.selection.run(lambda turn: plan_write.pick(turn, self.args.plan), members):
                 if outcome.error is not None and outcome.error.code == Code.INTERRUPTED:
                     continue  # left at a signal: still not started
                 state = (f"[{outcome.error.code}] {outcome.error.message}" if outcome.error is not None
@@ -180,13 +175,13 @@ class _Run:
                     continue  # the first wave's own turn says what happened there
                 if outcome.error is not None and self.dry:  # a dry run ends here: the failure is this cluster's
                     self.settle(outcome.context, FAILED, None, str(outcome.error.code),
-                                _fleet.one_line(outcome.error, outcome.context))
+                                one_line(outcome.error, outcome.context))
                 else:
                     self.items[outcome.context]["message"] = state
 
     def confirmed(self) -> bool:
         clusters = sum(len(members) for _, members in self.assignment)
-        return _fleet_write.confirm(self.command, f"{APPROVE.title} the rollouts of plan {self.args.plan} in "
+        return plan_write.confirm(self.command, f"{APPROVE.title} the rollouts of plan {self.args.plan} in "
                                                   f"{clusters} clusters, wave by wave ({len(self.assignment)} waves)?",
                                     self.stop)
 
@@ -204,7 +199,7 @@ class _Run:
             if event.value is None:
                 assert event.error is not None
                 if event.error.code == Code.INTERRUPTED:  # left at a signal: interrupted, or its write unanswered
-                    entry = _fleet_write.outcome_item(event, None)
+                    entry = plan_write.outcome_item(event, None)
                     self.settle(event.context, entry["result"], None, entry["code"], entry["message"])
                     if entry["result"] == INTERRUPTED:
                         continue
@@ -234,27 +229,27 @@ class _Run:
 
     def start(self, turn: Turn) -> _Start:
         """The cluster's newest rollout to the plan decides: done, failed, skipped, follow, or approve now."""
-        found = _fleet_write.pick(turn, self.args.plan)
+        found = plan_write.pick(turn, self.args.plan)
         rollout = found.open
         if rollout is None:
             if not found.rollouts:
-                return _Start(item(turn.context, SKIPPED, message=_fleet.no_open_rollout(self.args.plan)))
+                return _Start(item(turn.context, SKIPPED, message=plan_write.no_open_rollout(self.args.plan)))
             newest = found.rollouts[0]
             if newest.outcome == "Succeeded":
                 return _Start(item(turn.context, SUCCEEDED, newest.name, None, f"{newest.name} ended Succeeded"))
             return _Start(item(turn.context, FAILED, newest.name, None,
                                f"{newest.name} ended {newest.outcome or 'with no outcome'} and no newer attempt "
                                "is open (the operator retries with a new rollout)"))
-        refusal = _fleet_write.would_refuse(APPROVE, self.args, rollout)
+        refusal = plan_write.would_refuse(APPROVE, self.args, rollout)
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED and self.dry:
-            return _Start(_fleet_write.refusal_item(turn.context, rollout.name, refusal))
+            return _Start(plan_write.refusal_item(turn.context, rollout.name, refusal))
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED:
             turn.note(f"{rollout.name} already approved: following it")
             return _Start(item(turn.context, "started", rollout.name, None, refusal.message), follow=rollout)
         if refusal is not None:
-            entry = _fleet_write.refusal_item(turn.context, rollout.name, refusal)
+            entry = plan_write.refusal_item(turn.context, rollout.name, refusal)
             return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED})
-        entry, warnings = _fleet_write.write_one(self.command, self.args, APPROVE, turn, rollout.name)
+        entry, warnings = plan_write.write_one(self.command, self.args, APPROVE, turn, rollout.name)
         if entry["result"] == INTERRUPTED:  # a signal came first: its write was not sent
             return _Start(entry, warnings=warnings)
         if self.dry:
@@ -329,8 +324,8 @@ class _Run:
 
 def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
     """Watch the rollout until it ends; its outcome. Progress says when it waits for an acknowledgement."""
-    from aicr_commands import _rollout_args as _rollouts
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.rollout_documents import waits_for_person
     from aicr_core.session.watch import follow
 
     told: set[str] = set()
@@ -338,7 +333,7 @@ def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
         current = api.parse_rollout(obj, records=False)
         if current.ended:
             return current.outcome or "with no outcome"
-        if current.awaiting_acknowledgement and _rollouts.waits_for_person(current) \
+        if current.awaiting_acknowledgement and waits_for_person(current) \
                 and current.awaiting_release not in told:
             told.add(current.awaiting_release)
             turn.note(f"{rollout.name} waits for an acknowledgement of {current.awaiting_release} "
@@ -352,21 +347,19 @@ def runtime_ready(turn: Turn) -> str:
     from aicr_core.domain.rollouts import get_object
 
     runtime = get_object(turn.session, api.runtime_path(), f"clusterruntime {api.RUNTIME_NAME}")
-    status: dict[str, Any] = runtime["status"] if isinstance(runtime.get("status"), dict) else {}
-    conditions: list[Any] = status["conditions"] if isinstance(status.get("conditions"), list) else []
-    ready = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)
-    if ready is not None and ready.get("status") == "True":
+    ready = api.runtime_ready_condition(runtime)
+    if ready is not None and ready.status == "True":
         return ""
     if ready is None:
         return f"ClusterRuntime {api.RUNTIME_NAME} reports no Ready condition after the soak"
-    detail = ": ".join(str(ready[k]) for k in ("reason", "message") if ready.get(k))
-    return (f"ClusterRuntime {api.RUNTIME_NAME} is not Ready after the soak (Ready={ready.get('status')}"
+    detail = ": ".join(text for text in (ready.reason, ready.message) if text)
+    return (f"ClusterRuntime {api.RUNTIME_NAME} is not Ready after the soak (Ready={ready.status}"
             + (f", {detail})" if detail else ")"))
 
 
 def describe_state(found: Any) -> str:
     """A cluster's state for the plan, in words (the survey before the first wave)."""
-    from aicr_commands._rollout_args import waits_for_person
+    from aicr_core.domain.rollout_documents import waits_for_person
 
     if found is None or not found.rollouts:
         return "no rollout to the plan"

@@ -1,15 +1,16 @@
 """approve|revoke|acknowledge --plan DIGEST across clusters: pick the plan's rollout, list, confirm, write.
 
 Each cluster's write is the single-cluster write, unchanged (the domain's `rollout_write.write`
-on that cluster's session): its own refusals, its own policy file and overrides, its own
-SelfSubjectReview. What is added is only around it: the rollout picked by the plan's digest,
-the listing and the confirmation, and one result word a cluster.
+on that cluster's session, its request from the same flags: `write_flags`): its own refusals,
+its own policy file and overrides, its own SelfSubjectReview. What is added is only around it:
+the rollout picked by the plan's digest, the listing and the confirmation, and one result word
+a cluster. The waves (`approve --plan --waves`) are `wave_runner`'s, on the same pieces.
 
 Interrupted (SIGINT, SIGTERM: aicr_core.framework.interruption): no new write is sent, a write
 already sent finishes or ends by its deadline, and the result is printed all the same, each
 cluster not written `interrupted`; the exit is 128 + the signal (130, 143).
 
-Imported when a fleet write runs (`_action_command`), not by `help`.
+Imported when a fleet write runs, not by `help`.
 """
 from __future__ import annotations
 
@@ -19,19 +20,19 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aicr_commands import _fleet_forms as _fleet
-from aicr_commands import _rollout_args as _rollouts
-from aicr_commands._rollout_args import dry_run  # the waves' too
+from aicr_core.domain.write_flags import dry_run
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.fleet.fan_out import Fleet, Outcome, Turn
+from aicr_core.fleet.gathering import cluster_args, one_line
 from aicr_core.framework import interruption
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api
     from aicr_core.domain.actions import Action
-    from aicr_core.fleet.fan_out import Outcome, Turn
     from aicr_core.framework.command import AicrCommand
     from aicr_core.framework.interruption import Interruption
+    from aicr_core.session.kube import KubeSession
 
 
 ALREADY_APPROVED, SKIPPED, REFUSED, FAILED = "already-approved", "skipped", "refused", "failed"
@@ -56,7 +57,7 @@ def refusal_item(context: str, rollout: str | None, err: AicrError, write_unansw
     left a write unanswered, `write_unanswered`): `failed`, the write may be stored.
     """
     if err.code == Code.INTERRUPTED and not write_unanswered:
-        return item(context, INTERRUPTED, rollout, None, f"not written: {_fleet.one_line(err, context)}")
+        return item(context, INTERRUPTED, rollout, None, f"not written: {one_line(err, context)}")
     if write_unanswered and rollout:
         err = AicrError(err.code, f"{err.message}: check with kubectl aicr describe {rollout} --context {context}",
                         err.details)
@@ -68,7 +69,7 @@ def refusal_item(context: str, rollout: str | None, err: AicrError, write_unansw
         word = REFUSED
     else:
         word = FAILED
-    return item(context, word, rollout, str(err.code), _fleet.one_line(err, context))
+    return item(context, word, rollout, str(err.code), one_line(err, context))
 
 
 # -- before any call --------------------------------------------------------------------------------
@@ -100,6 +101,52 @@ def check_confirmation(args: argparse.Namespace, action: Action) -> None:
 
 # -- the plan's rollout in each cluster ---------------------------------------------------------------
 
+def plan_rollouts(cluster: KubeSession, digest: str) -> list[api.Rollout]:
+    """Every rollout to the plan (spec.to.digest compared in full), newest first: one LIST."""
+    from aicr_core.domain import operator_api as api
+    from aicr_core.framework.gc_pause import paused_gc
+
+    with paused_gc():  # thousands of objects decoded and parsed: see aicr_core.framework.gc_pause
+        objects, _version = cluster.list(api.rollouts_path())
+        found = []
+        for obj in objects:
+            try:
+                rollout = api.parse_rollout(obj, records=False)
+            except AicrError:
+                continue  # a malformed rollout is no rollout to this plan (list names it)
+            if rollout.to_digest == digest:
+                found.append(rollout)
+    found.sort(key=lambda r: (attempt(r.name), r.created.timestamp() if r.created else 0.0), reverse=True)
+    return found
+
+
+def attempt(name: str) -> int:
+    """`rollout-<hex>-<attempt>`: the attempt number (0 when the name has none)."""
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def open_rollout(rollouts: list[api.Rollout], digest: str) -> api.Rollout | None:
+    """The one rollout to the plan that has not ended; two: INVALID_OBJECT naming both."""
+    still_open = [r for r in rollouts if not r.ended]
+    if len(still_open) > 1:
+        raise AicrError(Code.INVALID_OBJECT, f"{len(still_open)} rollouts to plan {digest} have not ended: "
+                        + ", ".join(r.name for r in still_open) + "; approve one by name with --context")
+    return still_open[0] if still_open else None
+
+
+def no_open_rollout(digest: str) -> str:
+    return f"no rollout to plan {digest} that has not ended"
+
+
+def plan_rollout(turn: Turn, digest: str) -> api.Rollout:
+    """The plan's open rollout in this cluster; none: NOT_FOUND (`policy check --plan`)."""
+    rollout = open_rollout(plan_rollouts(turn.session, digest), digest)
+    if rollout is None:
+        raise AicrError(Code.NOT_FOUND, no_open_rollout(digest))
+    return rollout
+
+
 @dataclass
 class Pick:
     """A cluster's rollouts to the plan, newest first, and the open one (if any)."""
@@ -109,8 +156,8 @@ class Pick:
 
 
 def pick(turn: Turn, digest: str) -> Pick:
-    rollouts = _fleet.plan_rollouts(turn.session, digest)
-    return Pick(rollouts, _fleet.open_rollout(rollouts, digest))
+    rollouts = plan_rollouts(turn.session, digest)
+    return Pick(rollouts, open_rollout(rollouts, digest))
 
 
 def would_refuse(action: Action, args: argparse.Namespace, rollout: api.Rollout) -> AicrError | None:
@@ -129,9 +176,10 @@ def write_one(command: AicrCommand, args: argparse.Namespace, action: Action, tu
               rollout: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The single-cluster write on this cluster's rollout, with its session; its result word, and its warnings."""
     from aicr_core.domain.rollout_write import write
+    from aicr_core.domain.write_flags import write_request
 
     try:
-        request = _rollouts.write_request(_fleet.cluster_args(args, turn, rollout=rollout), action, rollout)
+        request = write_request(cluster_args(args, turn, rollout=rollout), action, rollout)
         written = write(turn.session, request)
     except AicrError as err:
         if err.code is Code.USAGE:  # the command's usage error (the fleet re-raises it), not this rollout's refusal
@@ -191,8 +239,6 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
     """Pick the plan's rollout in each cluster, list, confirm, write; after a signal, nothing more is written."""
     check_inputs(args, action)
     check_confirmation(args, action)
-    from aicr_core.fleet.fan_out import Fleet
-
     selection = Fleet.from_args(args)
     picks = selection.run(lambda turn: pick(turn, args.plan))
     items: dict[str, dict[str, Any]] = {}
@@ -203,7 +249,7 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
             continue
         rollout = outcome.value.open
         if rollout is None:
-            items[outcome.context] = item(outcome.context, SKIPPED, message=_fleet.no_open_rollout(args.plan))
+            items[outcome.context] = item(outcome.context, SKIPPED, message=no_open_rollout(args.plan))
             continue
         refusal = would_refuse(action, args, rollout)
         if refusal is not None:
