@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
     from cliff.hooks import CommandHook
 
     from aicr_core import clock
+    from aicr_core.domain import local_files
     from aicr_core.domain.hookspecs import Allow, Identity, PolicyContext, Verdict, Violation, hookimpl
     from aicr_core.domain.operator_api import (
         Acknowledgement,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
     )
     from aicr_core.domain.policy_file import GoDuration, NonEmptyStr, SettingsModel
     from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
-    from aicr_core.framework import jsonpath, local_files
+    from aicr_core.framework import jsonpath
     from aicr_core.framework.command import AicrCommand
     from aicr_core.framework.output_options import finish, paint
     from aicr_core.framework.renderer import Renderer
@@ -57,8 +58,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "aicr_core.framework.text_layout": ("Layout", "fields", "generic", "listing", "registered_layout", "table",
                                         "value"),
     "aicr_core.framework.output_options": ("finish", "paint"),
-    "aicr_core.framework": ("jsonpath",  # kubectl's jsonpath (client-go's dialect), the module
-                            "local_files"),  # the bounded reader of every file flag (a FIFO refused at once)
+    "aicr_core.framework": ("jsonpath",),  # kubectl's jsonpath (client-go's dialect), the module
+    "aicr_core.domain": ("local_files",),  # the bounded reader of every file flag (a FIFO refused at once)
     "aicr_core": ("clock",),  # now(), parse_time(), format_time(): the module, so tests can patch its clock
     "aicr_core.framework.terminal": ("safe",),
     "aicr_core.domain.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),

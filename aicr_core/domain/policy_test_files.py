@@ -428,7 +428,7 @@ def _shown(value: Any) -> str:
 
 def read_bounded(path: str, limit: int, refuse: Callable[[str], Exception]) -> str:
     """A regular file's UTF-8 text of at most `limit` bytes, read no further (as the policy file is)."""
-    from aicr_core.framework import local_files
+    from aicr_core.domain import local_files
 
     try:
         return local_files.read_text(path, limit)

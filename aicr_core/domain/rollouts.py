@@ -115,8 +115,7 @@ def read_policy_file(cluster: KubeSession) -> PolicyFile:
 def read_local_policy_file(path: str) -> PolicyFile:
     """`--policy-file PATH` or `policy validate FILE`; an unreadable path is a usage error, one that is no
     regular file or too large a POLICY_ERROR (read no further than the limit)."""
-    from aicr_core.domain import policy_file
-    from aicr_core.framework import local_files
+    from aicr_core.domain import local_files, policy_file
 
     try:
         return PolicyFile(local_files.read_text(path, policy_file.MAX_BYTES), path)

@@ -106,7 +106,7 @@ class ProviderFile:
 def load(path: str) -> ProviderFile:
     """The file at `path`, parsed and checked; at most MAX_BYTES of a regular file are read (a FIFO is refused
     at once)."""
-    from aicr_core.framework import local_files
+    from aicr_core.domain import local_files
 
     flag = f"--cluster-profile-providers {shown_argument(path)}"
     try:

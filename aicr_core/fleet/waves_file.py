@@ -79,7 +79,7 @@ class Waves(NamedTuple):
 
 def load(path: str) -> Waves:
     """The file at `path`, parsed; at most MAX_BYTES of a regular file are read (a FIFO is refused at once)."""
-    from aicr_core.framework import local_files
+    from aicr_core.domain import local_files
 
     try:
         text = local_files.read_text(path, MAX_BYTES)
