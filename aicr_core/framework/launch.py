@@ -43,6 +43,9 @@ def console_script() -> None:
         # as long as the process and form no garbage: the cyclic collector, which would walk them again
         # and again (5% of `help`'s instructions), is off meanwhile, and then told to leave them alone.
         gc.disable()
+        from aicr_core import plugin_folders
+
+        plugin_folders.add_to_sys_path()  # before stevedore reads the entry points of sys.path
         from aicr_core.framework import app
 
         gc.freeze()
