@@ -116,20 +116,22 @@ def install(wheel_paths: Sequence[Path]) -> tuple[str, list[Installed]]:
     program = program_distributions(folders)
     in_folder = folder_distributions(folder)
     names = [canonicalize_name(w.name) for w in wheels]
-    for wheel, name in zip(wheels, names):
+    for wheel, name in zip(wheels, names, strict=True):
         if names.count(name) > 1:
             raise UsageError(f"{wheel.path}: {wheel.name} is given more than once")
         if name in program:
             raise UsageError(f"{wheel.path}: it would shadow {program[name].name} {program[name].version}, "
                              "which the program carries")
-    available = {**in_folder, **{n: Installed(w.name, str(w.version)) for n, w in zip(names, wheels)}, **program}
+    given: dict[str, Installed] = {
+        name: Installed(wheel.name, str(wheel.version)) for name, wheel in zip(names, wheels, strict=True)}
+    available: dict[str, Installed] = {**in_folder, **given, **program}
     for wheel in wheels:
         problem = unmet_requirement(wheel, available)
         if problem is not None:
             raise UsageError(f"{wheel.path}: {problem}")
 
     def change(staging: Path) -> None:
-        for wheel, name in zip(wheels, names):
+        for wheel, name in zip(wheels, names, strict=True):
             if name in in_folder:  # a newer (or the same) version of one installed: replaced
                 _remove_distribution(staging, name)
             _unpack(wheel.path, staging)

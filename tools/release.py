@@ -100,10 +100,14 @@ def venv(path: Path, with_pip: bool = True) -> Path:
 
 def distributions_of(python: Path) -> list[tuple[str, str]]:
     """(name, version) of every distribution that interpreter sees, sorted by name."""
-    listing = run(python, "-c", "import importlib.metadata as m\n"
-                  "for d in m.distributions(): print(d.metadata['Name'], d.version)")
-    return sorted({tuple(line.split(" ", 1)) for line in listing.splitlines() if line},  # type: ignore[misc]
-                  key=lambda nv: nv[0].lower())
+    listing = run(python, "-I", "-c", "import importlib.metadata as m\n"
+                  "for d in m.distributions(): print(d.metadata['Name'], d.version)", cwd=BUILD)
+    found = sorted({tuple(line.split(" ", 1)) for line in listing.splitlines() if line},  # type: ignore[misc]
+                   key=lambda nv: nv[0].lower())
+    names = [normalized(name) for name, _ in found]
+    if len(set(names)) != len(names):
+        raise ReleaseError(f"{python} sees a distribution twice: {found}")
+    return found
 
 
 def normalized(name: str) -> str:
