@@ -63,5 +63,6 @@ def test_the_plugin_folders() -> None:
             expected=[f"{home}/.local/share/kubectl-aicr/plugins/{py}"])
     env = {"AICR_PLUGIN_PATH": "/a:/b"}
     compare([plugin_folders.origin("kubectl_aicr", "/x", env), plugin_folders.origin("site", "/b", env),
-             plugin_folders.origin("site", "/usr/lib/python3/site-packages", env), plugin_folders.origin("s", None, env)],
+             plugin_folders.origin("site", "/usr/lib/python3/site-packages", env),
+             plugin_folders.origin("s", None, env)],
             expected=["built-in", "/b", "environment", "environment"])
