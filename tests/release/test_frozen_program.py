@@ -3,7 +3,6 @@ krew installs it offline, and a site's wheels installed into its plugin folder w
 from __future__ import annotations
 
 import functools
-import hashlib
 import http.server
 import json
 import os
@@ -11,8 +10,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import zipfile
-from base64 import urlsafe_b64encode
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from testfixtures import compare
 
 import testbed
 from support.harness import BIN, ROOT, Aicr, aicr_env, error_line
+from support.wheels import tree, wheel
 
 sys.path.insert(0, str(ROOT / "tools"))
 import go_tools  # noqa: E402
@@ -34,14 +32,6 @@ def run_frozen(frozen: Path, aicr: Aicr, *args: str, kubeconfig: Path | None = N
     environment["PATH"] = f"{frozen}{os.pathsep}{environment['PATH']}"
     return subprocess.run([aicr.kubectl, "aicr", *args], capture_output=True, text=True, timeout=90,
                           env=environment, cwd=aicr.cwd, stdin=subprocess.DEVNULL)
-
-
-def tree(folder: Path) -> dict[str, str]:
-    """Every file under the folder with its sha256: what 'unchanged' is compared by."""
-    if not folder.exists():
-        return {}
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(folder.rglob("*"))}
 
 
 def test_help_and_plugins_print_what_the_pip_installation_prints(frozen: Path, aicr: Aicr) -> None:
@@ -104,24 +94,6 @@ def test_krew_validates_the_manifest_and_installs_the_archive_offline(
     proc = subprocess.run([aicr.kubectl, "aicr", "version", "--client"], capture_output=True, text=True, timeout=60,
                           env=env, cwd=tmp_path)
     compare((proc.returncode, proc.stdout.splitlines()[1]), expected=(0, "Installed: frozen"), suffix=proc.stderr)
-
-
-def wheel(folder: Path, name: str, version: str = "1.0", tag: str = "py3-none-any",
-          requires: tuple[str, ...] = ()) -> Path:
-    """A small valid wheel (a module and its dist-info, with a RECORD whose hashes are right)."""
-    module, dist_info = name.replace("-", "_"), f"{name.replace('-', '_')}-{version}.dist-info"
-    files = {f"{module}.py": b"VALUE = 1\n",
-             f"{dist_info}/METADATA": ("Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"
-                                       + "".join(f"Requires-Dist: {r}\n" for r in requires)).encode(),
-             f"{dist_info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()}
-    record = "".join(f"{n},sha256={urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
-                     for n, d in files.items()) + f"{dist_info}/RECORD,,\n"
-    path = folder / f"{module}-{version}-{tag}.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for n, d in files.items():
-            archive.writestr(n, d)
-        archive.writestr(f"{dist_info}/RECORD", record)
-    return path
 
 
 @pytest.fixture
