@@ -81,8 +81,11 @@ def test_krew_validates_the_manifest_and_installs_the_archive_offline(
     manifest.write_text(krew_manifest.manifest(version, krew_manifest.read_sums((release / "SHA256SUMS").read_text()),
                                                served))
     krew_root = tmp_path / "krew"  # always set: krew writes ~/.krew otherwise
+    plugin_bin = tmp_path / "bin"  # kubectl finds krew as the plugin kubectl-krew, as krew's installer links it
+    plugin_bin.mkdir()
+    (plugin_bin / "kubectl-krew").symlink_to(tools / "krew")
     env = {**aicr_env(aicr.home), "KREW_ROOT": str(krew_root)}
-    env["PATH"] = f"{tools}{os.pathsep}{env['PATH']}"
+    env["PATH"] = f"{plugin_bin}{os.pathsep}{tools}{os.pathsep}{env['PATH']}"
     validate = subprocess.run([str(tools / "validate-krew-manifest"), "-manifest", str(manifest)],
                               capture_output=True, text=True, timeout=300, env=env)
     compare(validate.returncode, expected=0, suffix=validate.stdout + validate.stderr)
