@@ -174,3 +174,15 @@ def test_the_pip_installation_reads_the_same_folder(frozen: Path, aicr: Aicr, pl
             expected=0)
     assert "identity     Show the username and groups" in aicr("help", **env).stdout
     assert shutil.which("kubectl-aicr", path=str(BIN)) is not None
+
+
+def test_a_command_claimed_twice_from_a_folder_is_refused(frozen: Path, aicr: Aicr, plugin_folder: Path,
+                                                          tmp_path: Path) -> None:
+    shadow = wheel(tmp_path, "aicr-shadow", entry_points="[aicr.commands]\napprove = aicr_shadow:Approve\n",
+                   module_text="from aicr_commands.approve import Approve\n")
+    env = {"AICR_PLUGIN_PATH": str(plugin_folder)}
+    compare(run_frozen(frozen, aicr, "plugins", "install", str(shadow), **env).returncode, expected=0)
+    proc = run_frozen(frozen, aicr, "approve", "rollout-3f9a1c0d2b7e4a51-1", "--reason", "x", **env)
+    compare((proc.returncode, error_line(proc).startswith(
+        "error: [PLUGIN_ERROR] aicr.commands 'approve' is claimed by more than one")), expected=(1, True),
+        suffix=proc.stderr)

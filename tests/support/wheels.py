@@ -8,10 +8,11 @@ from pathlib import Path
 
 
 def wheel(folder: Path, name: str, version: str = "1.0", tag: str = "py3-none-any",
-          requires: tuple[str, ...] = ()) -> Path:
+          requires: tuple[str, ...] = (), entry_points: str = "", module_text: str = "VALUE = 1\n") -> Path:
     """A small valid wheel (a module and its dist-info, with a RECORD whose hashes are right)."""
     module, dist_info = name.replace("-", "_"), f"{name.replace('-', '_')}-{version}.dist-info"
-    files = {f"{module}.py": b"VALUE = 1\n",
+    files = {f"{module}.py": module_text.encode(),
+             **({f"{dist_info}/entry_points.txt": entry_points.encode()} if entry_points else {}),
              f"{dist_info}/METADATA": ("Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"
                                        + "".join(f"Requires-Dist: {r}\n" for r in requires)).encode(),
              f"{dist_info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()}
