@@ -102,8 +102,8 @@ def distributions_of(python: Path) -> list[tuple[str, str]]:
     """(name, version) of every distribution that interpreter sees, sorted by name."""
     listing = run(python, "-I", "-c", "import importlib.metadata as m\n"
                   "for d in m.distributions(): print(d.metadata['Name'], d.version)", cwd=BUILD)
-    found = sorted({tuple(line.split(" ", 1)) for line in listing.splitlines() if line},  # type: ignore[misc]
-                   key=lambda nv: nv[0].lower())
+    pairs = {(line.partition(" ")[0], line.partition(" ")[2]) for line in listing.splitlines() if line}
+    found = sorted(pairs, key=lambda nv: nv[0].lower())
     names = [normalized(name) for name, _ in found]
     if len(set(names)) != len(names):
         raise ReleaseError(f"{python} sees a distribution twice: {found}")
