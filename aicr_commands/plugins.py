@@ -1,12 +1,16 @@
-"""`kubectl aicr plugins`: every plugin, where it comes from, whether it loads, and what the policy file makes of it."""
+"""`kubectl aicr plugins`: every plugin, where it comes from, whether it loads, and what the policy file makes of it;
+`plugins install WHEEL...` and `plugins uninstall NAME` of a plugin folder."""
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _rollout_args as _rollouts
-from aicr_core import entry_points
-from aicr_core.errors import AicrError
+from aicr_core import entry_points, plugin_folders
+from aicr_core.errors import AicrError, UsageError
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result
 
@@ -14,12 +18,29 @@ if TYPE_CHECKING:
     from aicr_core.domain.policy_engine import PolicyEngine
 
 
-class Plugins(AicrCommand):
-    """List installed plugins with their distribution, version and load status, and each policy's mode.
+SUBCOMMANDS = ("install", "uninstall")
 
-    A policy's ACTIVE and MODE come from the cluster's policy file (one GET;
-    --policy-file PATH reads a local one instead); when it cannot be read they
-    show "-" and the last line says why.
+
+class Plugins(AicrCommand):
+    """List installed plugins with their distribution, version, origin and load status, and each policy's mode.
+
+    ORIGIN says where a plugin came from: built-in, the plugin folder that
+    holds it, or the Python environment (pip). A policy's ACTIVE and MODE come
+    from the cluster's policy file (one GET; --policy-file PATH reads a local
+    one instead); when it cannot be read they show "-" and the last line says
+    why.
+
+    plugins install WHEEL...
+      Installs a site's wheels into the first plugin folder (AICR_PLUGIN_PATH,
+      folders separated by ":", else $XDG_DATA_HOME/kubectl-aicr/plugins/py3.N),
+      which the frozen program and a pip installation both read: no pip, no
+      network. Refused with [USAGE], installing nothing: a wheel this Python
+      or platform cannot run, a requirement that the program and the folder
+      do not meet, a distribution the program carries. All or nothing.
+
+    plugins uninstall NAME
+      Removes the distribution NAME and every file it installed from the
+      first plugin folder, and nothing else.
 
     Examples:
       # What is installed, and does it load?
@@ -28,13 +49,35 @@ class Plugins(AicrCommand):
       # The same for a script, with the modes a local policy file would set
       kubectl aicr plugins --policy-file policy.yaml -o json
 
+      # A site's plugins, into the release's program
+      kubectl aicr plugins install ./aicr_site_example-1.0.0-py3-none-any.whl
+
     Codes:
       API
     """
 
     uses_flags = ("operator_namespace", "policy_file")
 
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        subcommand = parser.add_argument("subcommand", metavar="install|uninstall", nargs="?", choices=SUBCOMMANDS,
+                                         help="install wheels into the plugin folder, or uninstall one")
+        subcommand.completer = lambda prefix, **_: [s for s in SUBCOMMANDS if s.startswith(prefix)]  # type: ignore[attr-defined]
+        parser.add_argument("targets", metavar="WHEEL|NAME", nargs="*",
+                            help="install: the wheel files; uninstall: the distribution's name")
+
+    def result_kinds(self, parsed_args: argparse.Namespace) -> tuple[str, ...] | None:
+        return ("PluginChange",) if parsed_args.subcommand else ("PluginList",)
+
     def take_action(self, args: argparse.Namespace) -> Result:
+        if args.subcommand == "install":
+            return install(args.targets)
+        if args.subcommand == "uninstall":
+            return uninstall(args.targets)
+        if args.targets:
+            raise UsageError(f"plugins takes no argument but install|uninstall: {args.targets[0]!r}")
+        return self.listing(args)
+
+    def listing(self, args: argparse.Namespace) -> Result:
         from aicr_core.domain.policy_engine import PolicyEngine, load_policies
 
         # The policy loader imports, registers and validates (check_pending) every policy: its
@@ -56,6 +99,7 @@ class Plugins(AicrCommand):
             policy_file = {"source": args.policy_file or "the cluster's policy file",
                            "found": None, "digest": None, "error": f"[{err.code}] {err.message}"}
         rows: list[dict[str, Any]] = []
+        locations = distribution_locations()
         for group_name in entry_points.GROUPS:
             group = entry_points.PluginGroup(group_name)
             conflicts = group.conflicts()
@@ -76,6 +120,7 @@ class Plugins(AicrCommand):
                             i.target for i in conflicts[name] if i is not info)
                     rows.append({"group": group_name, "name": name, "target": info.target,
                                  "distribution": distribution, "version": version,
+                                 "origin": plugin_folders.origin(distribution, locations.get(normalized(distribution))),
                                  "status": status, "error": error,
                                  **policy_columns(engine, name if group_name == entry_points.POLICIES else None)})
         return Result("PluginList", {"plugins": rows, "policyFile": policy_file},
@@ -89,3 +134,39 @@ def policy_columns(engine: PolicyEngine | None, policy: str | None) -> dict[str,
         return {"active": None, "mode": None, "overridable": None, "activation": None}
     return {"active": setup.active, "mode": setup.mode if setup.active else None,
             "overridable": setup.overridable if setup.active else None, "activation": setup.why}
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def distribution_locations() -> dict[str, str]:
+    """The folder holding each distribution (the first of sys.path's), by normalized name."""
+    locations: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            locations.setdefault(normalized(name), str(dist.locate_file("")))
+    return locations
+
+
+def install(targets: list[str]) -> Result:
+    from aicr_core import plugin_wheels
+
+    if not targets:
+        raise UsageError("plugins install needs one or more wheel files")
+    folder, installed = plugin_wheels.install([Path(target) for target in targets])
+    return Result("PluginChange", {"action": "install", "folder": folder,
+                                   "distributions": [{"name": d.name, "version": d.version} for d in installed]},
+                  names=tuple(f"distribution/{d.name}" for d in installed))
+
+
+def uninstall(targets: list[str]) -> Result:
+    from aicr_core import plugin_wheels
+
+    if len(targets) != 1:
+        raise UsageError("plugins uninstall needs exactly one distribution name")
+    folder, removed = plugin_wheels.uninstall(targets[0])
+    return Result("PluginChange", {"action": "uninstall", "folder": folder,
+                                   "distributions": [{"name": removed.name, "version": removed.version}]},
+                  names=(f"distribution/{removed.name}",))

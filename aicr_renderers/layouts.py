@@ -262,7 +262,11 @@ def condition_met(d: dict[str, Any]) -> list[str]:
 def version(d: dict[str, Any]) -> list[str]:
     """As `kubectl version` prints it: one `X Version: v` line each."""
     client, server = d.get("client") or {}, d.get("server")
+    commit = client.get("commit")
     lines = [f"Client Version: {value(client.get('kubectlAicr'), 'unknown')}",
+             f"Installed: {value(client.get('installed'), 'unknown')}",
+             f"Commit: {value(commit[:12] if isinstance(commit, str) else None, 'unknown')}",
+             f"Build Time: {value(client.get('buildTime'), 'unknown')}",
              f"Python Version: {value(client.get('python'))}",
              f"Kubernetes Client Version: {value(client.get('kubernetesClient'), 'unknown')}"]
     if server:
@@ -317,11 +321,18 @@ def reproduction(d: dict[str, Any]) -> list[str]:
 
 def plugin_list(d: dict[str, Any]) -> list[str]:
     rows = [[value(p.get("group")), value(p.get("name")), value(p.get("distribution")), value(p.get("version")),
-             value(p.get("active")), value(p.get("mode")),
+             value(p.get("origin")), value(p.get("active")), value(p.get("mode")),
              value(p.get("status")) + (f": {value(p.get('error'))}" if p.get("error") else "")]
             for p in d.get("plugins") or []]
-    lines = listing(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ACTIVE", "MODE", "STATUS"], rows)
+    lines = listing(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ORIGIN", "ACTIVE", "MODE", "STATUS"], rows)
     return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]
+
+
+def plugin_change(d: dict[str, Any]) -> list[str]:
+    """One line a distribution installed into, or uninstalled from, the plugin folder."""
+    done = "installed into" if d.get("action") == "install" else "uninstalled from"
+    return [f"{value(x.get('name'))} {value(x.get('version'))} {done} {value(d.get('folder'))}"
+            for x in d.get("distributions") or []]
 
 
 def who_am_i(d: dict[str, Any]) -> list[str]:

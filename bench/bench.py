@@ -20,8 +20,10 @@ kubectl's own figures are printed beside ours. Without a target: approve with ev
 approval policy active beside approve with no policy file (what the policy engine costs).
 `policy test`: a suite of 200 cases over 20 rollouts beside `policy validate` of the same file,
 (suite - validate) / 200 within 5 ms a case (issue 22).
+With --release DIR (tools/release.py's output of this commit): the frozen `help` and `describe`
+within 1.35x of this checkout's pip install, and the archive at most 80 MiB (issue 29).
 
-    .venv/bin/python bench/bench.py [--runs N] [--no-cluster] [--baseline REV]
+    .venv/bin/python bench/bench.py [--runs N] [--no-cluster] [--baseline REV] [--release DIR]
 """
 from __future__ import annotations
 
@@ -187,10 +189,32 @@ def load_average() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} CPUs"
 
 
-def startup(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, env: dict[str, str]) -> None:
+def unpacked_release(release: Path, into: Path) -> tuple[Path, int]:
+    """This platform's archive of a tools/release.py output, unpacked (not under /tmp: see main); and its size."""
+    import platform
+    import tarfile
+
+    arch = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine()]
+    archives = sorted(release.glob(f"kubectl-aicr_v*_{platform.system().lower()}_{arch}.tar.gz"))
+    if len(archives) != 1:
+        raise SystemExit(f"{release} holds {len(archives)} archives of this platform, not one")
+    into.mkdir(parents=True)
+    with tarfile.open(archives[0]) as tar:
+        tar.extractall(into, filter="tar")
+    return into, archives[0].stat().st_size
+
+
+def frozen_rows(frozen: Figures, pip: Figures, what: str) -> str:
+    return time_row(f"frozen {what} / pip {what}, same commit (time)", frozen, pip, 1.35)
+
+
+def startup(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, env: dict[str, str],
+            frozen: tuple[Path, int] | None = None) -> None:
     python = str(aicr_bin / "python")
     print(f"\nStart-up ({load_average()} before the runs)", flush=True)
+    extra = {"frozen kubectl-aicr help": lambda: [str(frozen[0] / "kubectl-aicr"), "help"]} if frozen else {}
     got = measure(runs, {
+        **extra,
         "kubectl version --client": lambda: [kubectl, "version", "--client"],
         "python -c pass": lambda: [python, "-c", "pass"],
         "help floor: python -c 'import cliff.app, stevedore'": lambda: [python, "-c", HELP_FLOOR],
@@ -212,6 +236,10 @@ def startup(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, e
     print(time_row("  python -c pass / kubectl version --client (time)", got["python -c pass"],
                    got["kubectl version --client"], None))
     print(f"  (help floor: python -c '{HELP_FLOOR}')")
+    if frozen:
+        print(frozen_rows(got["frozen kubectl-aicr help"], help_, "help"))
+        size = frozen[1] / 2**20
+        print(f"  {'the release archive (MiB)':<58} {size:>6.1f}   target 80: {'met' if size <= 80 else 'NOT met'}")
 
 
 def big_rollout(seed: object) -> str:
@@ -232,7 +260,8 @@ def big_rollout(seed: object) -> str:
     return seed.rollout(report=report, steps=steps, step_states=states, records=records)  # type: ignore[attr-defined]
 
 
-def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, env: dict[str, str]) -> None:
+def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, env: dict[str, str],
+            frozen: tuple[Path, int] | None = None) -> None:
     import testbed
 
     plane = testbed.ControlPlane().start()
@@ -243,7 +272,10 @@ def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, e
         big = big_rollout(seed)
         aicr, python = str(aicr_bin / "kubectl-aicr"), str(aicr_bin / "python")
         print(f"\nOn the local control plane ({load_average()} before the runs)", flush=True)
+        extra = {"frozen kubectl-aicr describe NAME": lambda: [str(frozen[0] / "kubectl-aicr"), "describe", small]
+                 } if frozen else {}
         got = measure(runs, {
+            **extra,
             "floor": lambda: [python, "-c", FLOOR],
             "floor without teardown (os._exit)": lambda: [python, "-c", FLOOR + NO_TEARDOWN],
             "kubectl get runtimerollout NAME -o yaml": lambda: [kubectl, "get", "runtimerollout", small, "-o", "yaml"],
@@ -259,6 +291,8 @@ def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, e
         big_describe, big_get = got["kubectl-aicr describe BIG (64 steps, 0.9 MiB report)"], \
             got["kubectl get runtimerollout BIG -o yaml"]
         print(time_row("describe / floor (time)", describe, got["floor"], 1.10))
+        if frozen:
+            print(frozen_rows(got["frozen kubectl-aicr describe NAME"], describe, "describe"))
         print(time_row(f"describe / describe at {rev} (time)", describe, got[f"kubectl-aicr describe NAME at {rev}"],
                        1.03))
         print(time_row("  describe / floor without teardown (time)", describe,
@@ -428,6 +462,9 @@ def main() -> None:
     parser.add_argument("--no-cluster", action="store_true", help="only the start-up figures")
     parser.add_argument("--baseline", default=BASELINE, metavar="REV",
                         help=f"the commit that describe and help are compared with (default {BASELINE})")
+    parser.add_argument("--release", type=Path, metavar="DIR",
+                        help="also time the frozen program of this tools/release.py output against this checkout's "
+                             "pip install (build it from the same commit), and report its archive's size")
     args = parser.parse_args()
     kubectl = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
     if kubectl is None:
@@ -443,11 +480,12 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_", "PYTHON"))}
         env["PATH"] = f"{aicr_bin}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # stevedore's entry-point cache, warmed by the warm-up
-        startup(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env)
+        frozen = unpacked_release(args.release.resolve(), Path(tmp) / "frozen") if args.release else None
+        startup(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env, frozen)
         policy_suite(args.runs, aicr_bin, env)
         if not args.no_cluster:
             os.environ["PATH"] = env["PATH"]  # the testbed's kubectl
-            cluster(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env)
+            cluster(args.runs, aicr_bin, base_bin, args.baseline, kubectl, env, frozen)
 
 
 if __name__ == "__main__":

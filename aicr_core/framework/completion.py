@@ -76,7 +76,10 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
 
 
 def console_script() -> None:
+    from aicr_core import plugin_folders
+
     _silence_stderr()
+    plugin_folders.add_to_sys_path()  # a site's commands and flags complete too
     main()
     # Not Python's exit: it would wait for nothing (the worker is a daemon) but free every object
     # first. The atexit functions still run: they remove the private folder of the client's key files

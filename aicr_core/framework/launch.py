@@ -44,6 +44,9 @@ def console_script() -> None:
         # and again (docs/performance.md, "What the code's shape saves"), is off meanwhile, and then told to
         # leave them alone.
         gc.disable()
+        from aicr_core import plugin_folders
+
+        plugin_folders.add_to_sys_path()  # before stevedore reads the entry points of sys.path
         from aicr_core.framework import app
 
         gc.freeze()

@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import json
-import platform
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 from testfixtures import compare
 
 import testbed
-from support.harness import Aicr, error_line
+from support.harness import Aicr, client_version_lines, error_line
 
 
 class BarePlane(testbed.ControlPlane):
@@ -31,8 +29,7 @@ def bare_plane(plane: testbed.ControlPlane) -> Iterator[testbed.ControlPlane]:
     bare.stop()
 
 
-CLIENT = [f"Client Version: {metadata.version('kubectl-aicr')}", f"Python Version: {platform.python_version()}",
-          f"Kubernetes Client Version: {metadata.version('kubernetes')}"]
+CLIENT = client_version_lines()
 
 
 def test_server_version_and_the_operator_api(aicr: Aicr, plane: testbed.ControlPlane, tmp_path: Path) -> None:

@@ -15,12 +15,31 @@ import testbed
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+# The one switch between the two installations the same tests run against: unset, the pip install
+# of this virtualenv (BIN); set to a folder holding a frozen release's `kubectl-aicr` (an unpacked
+# archive), that program, found first on PATH by the real kubectl (docs/contributing.md).
+PROGRAM_UNDER_TEST = "AICR_PROGRAM_UNDER_TEST"
+
+
+def program_folder() -> Path | None:
+    """The folder of the frozen program under test, or None for the pip installation; a wrong one fails."""
+    configured = os.environ.get(PROGRAM_UNDER_TEST)
+    if not configured:
+        return None
+    folder = Path(configured)
+    if not (folder / "kubectl-aicr").is_file():
+        pytest.fail(f"{PROGRAM_UNDER_TEST}={configured}: no kubectl-aicr program there")
+    return folder
+
+
+INSTALLED = "frozen" if os.environ.get(PROGRAM_UNDER_TEST) else "pip"
 
 
 def aicr_env(home: Path, kubeconfig: Path | None = None, **extra: str) -> dict[str, str]:
-    """A clean environment: our virtualenv's kubectl and kubectl-aicr first, a private HOME."""
+    """A clean environment: the program under test (our virtualenv's by default) and kubectl first, a private HOME."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "AICR_"))}
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    frozen = program_folder()
+    env["PATH"] = (f"{frozen}{os.pathsep}" if frozen else "") + f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["HOME"] = str(home)
     env["XDG_CACHE_HOME"] = str(home / ".cache")
     if kubeconfig is not None:
@@ -94,3 +113,20 @@ def read_until_running(proc: subprocess.Popen[str], seconds: float) -> str:
         if line.startswith("Running until interrupted"):
             break
     return "".join(lines)
+
+
+def client_version_lines() -> list[str]:
+    """What `kubectl aicr version --client` prints for the program under test (a release is stamped with the
+    commit it was built from and that commit's time; a pip install from this checkout knows neither)."""
+    import platform
+    from importlib import metadata
+
+    commit, built = "unknown", "unknown"
+    if INSTALLED == "frozen":
+        git = ["git", "-C", str(ROOT), "show", "-s"]
+        commit = subprocess.run([*git, "--format=%H"], capture_output=True, text=True, check=True).stdout.strip()[:12]
+        epoch = int(subprocess.run([*git, "--format=%ct"], capture_output=True, text=True, check=True).stdout)
+        built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return [f"Client Version: {metadata.version('kubectl-aicr')}", f"Installed: {INSTALLED}", f"Commit: {commit}",
+            f"Build Time: {built}", f"Python Version: {platform.python_version()}",
+            f"Kubernetes Client Version: {metadata.version('kubernetes')}"]

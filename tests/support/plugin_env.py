@@ -58,9 +58,13 @@ class PluginPath:
         return self.add(cfg["metadata"]["name"], cfg["metadata"]["version"], entry_points, packages=packages)
 
     def env(self) -> dict[str, str]:
-        """What to add to a subprocess's environment for it to see these distributions."""
+        """What to add to a subprocess's environment for it to see these distributions: PYTHONPATH for the pip
+        installation; a frozen program under test ignores PYTHONPATH and reads the folder as a plugin folder."""
         rest = os.environ.get("PYTHONPATH")
-        return {"PYTHONPATH": str(self.root) + (os.pathsep + rest if rest else "")}
+        env = {"PYTHONPATH": str(self.root) + (os.pathsep + rest if rest else "")}
+        if os.environ.get("AICR_PROGRAM_UNDER_TEST"):
+            env["AICR_PLUGIN_PATH"] = str(self.root)
+        return env
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:

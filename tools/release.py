@@ -1,0 +1,252 @@
+"""Build a release of kubectl-aicr for this machine's platform (docs/release.md).
+
+    python3 tools/release.py --version v0.2.0 --out DIR [--base-uri URL]
+
+Needs only python3 (3.10+) and git: the build tools live in virtualenvs under build/release/
+(ignored by git), made afresh by every run, and nothing of the checkout changes. Writes into DIR:
+the one-folder frozen program as `kubectl-aicr_<version>_<os>_<arch>.tar.gz`, `SHA256SUMS`, the
+krew manifest `aicr.yaml`, `constraints.txt` (the distributions inside the program), the
+CycloneDX SBOM of those distributions, and the wheel and the sdist, all stamped with the version.
+
+Reproducible: the time of every file is the commit's (SOURCE_DATE_EPOCH), PYTHONHASHSEED is fixed,
+and the archive has sorted names, owner 0 and a gzip header without name or time.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import krew_manifest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build" / "release"
+DISTRIBUTION = "kubectl-aicr"
+VERSION = re.compile(r"^v(?P<pep440>\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?)$")
+# The build's own tools, pinned: a release is built the same way until someone changes these.
+BUILD_TOOLS = ("pip==26.3", "build==1.3.0", "setuptools==80.9.0")
+SBOM_TOOL = "cyclonedx-bom==7.5.0"
+FREEZER = "pyinstaller==6.22.3"
+OS_NAMES = {"Linux": "linux", "Darwin": "darwin"}
+ARCH_NAMES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+class ReleaseError(Exception):
+    pass
+
+
+def run(*command: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ReleaseError(f"{' '.join(str(c) for c in command)} exited {proc.returncode}:\n"
+                           f"{proc.stdout[-4000:]}{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def step(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def this_platform() -> tuple[str, str]:
+    system, machine = platform.system(), platform.machine()
+    if system not in OS_NAMES or machine not in ARCH_NAMES:
+        raise ReleaseError(f"no release is built for {system}/{machine}: only linux and darwin, amd64 and arm64")
+    return OS_NAMES[system], ARCH_NAMES[machine]
+
+
+def commit_and_time() -> tuple[str, int, bool]:
+    """HEAD's hash and time (the build's SOURCE_DATE_EPOCH), and whether tracked files differ from it."""
+    commit = run("git", "rev-parse", "HEAD", cwd=ROOT).strip()
+    epoch = int(run("git", "show", "-s", "--format=%ct", "HEAD", cwd=ROOT).strip())
+    modified = bool(run("git", "status", "--porcelain", "--untracked-files=no", cwd=ROOT).strip())
+    return commit, epoch, modified
+
+
+def stage_source(dest: Path, version: str, commit: str, epoch: int) -> None:
+    """The tracked files as they are in the working tree, with the version and the build's stamp in them."""
+    for name in run("git", "ls-files", "-z", cwd=ROOT).split("\0"):
+        source = ROOT / name
+        if not name or not source.is_file():  # a tracked file deleted in the working tree is not built
+            continue
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest / name)
+    setup_cfg = dest / "setup.cfg"
+    text, count = re.subn(r"(?m)^version = .*$", f"version = {version}", setup_cfg.read_text(encoding="utf-8"),
+                          count=1)
+    if count != 1:
+        raise ReleaseError("setup.cfg has no `version = ` line to stamp")
+    setup_cfg.write_text(text, encoding="utf-8")
+    built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    (dest / "aicr_core" / "_build_stamp.py").write_text(
+        '"""Written by tools/release.py into the release it builds (never part of the repository)."""\n'
+        f"COMMIT = {commit!r}\nBUILD_TIME = {built!r}\n", encoding="utf-8")
+
+
+def venv(path: Path, with_pip: bool = True) -> Path:
+    run(sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), path)
+    return path / "bin" / "python"
+
+
+def distributions_of(python: Path) -> list[tuple[str, str]]:
+    """(name, version) of every distribution that interpreter sees, sorted by name."""
+    listing = run(python, "-I", "-c", "import importlib.metadata as m\n"
+                  "for d in m.distributions(): print(d.metadata['Name'], d.version)", cwd=BUILD)
+    pairs = {(line.partition(" ")[0], line.partition(" ")[2]) for line in listing.splitlines() if line}
+    found = sorted(pairs, key=lambda nv: nv[0].lower())
+    names = [normalized(name) for name, _ in found]
+    if len(set(names)) != len(names):
+        raise ReleaseError(f"{python} sees a distribution twice: {found}")
+    return found
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def frozen_distributions(folder: Path) -> set[str]:
+    """The normalized names of the distributions whose metadata the frozen program carries."""
+    return {normalized(p.name[:-len(".dist-info")].rsplit("-", 1)[0]) for p in folder.glob("_internal/*.dist-info")}
+
+
+def write_archive(archive: Path, program: Path, license_file: Path, epoch: int) -> None:
+    """A tar.gz whose bytes depend only on the files: sorted names, owner 0, the commit's time, no gzip name."""
+    members = [(license_file, "LICENSE")]
+    members += [(path, path.relative_to(program).as_posix()) for path in program.rglob("*")]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path, name in sorted(members, key=lambda member: member[1]):
+            info = tar.gettarinfo(str(path), arcname=name)
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = epoch
+            if info.isdir():
+                info.mode = 0o755
+            elif info.isfile():
+                info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
+            info.pax_headers = {}
+            if info.isfile():
+                with path.open("rb") as data:
+                    tar.addfile(info, data)
+            else:
+                tar.addfile(info)
+    partial = archive.with_name(archive.name + ".partial")
+    with partial.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        gz.write(buffer.getvalue())
+    partial.replace(archive)
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
+    match = VERSION.match(version)
+    if match is None:
+        raise ReleaseError(f"--version {version!r} is not vX.Y.Z")
+    pep440 = match["pep440"]
+    os_name, arch = this_platform()
+    status_before = run("git", "status", "--porcelain", cwd=ROOT)
+    commit, epoch, modified = commit_and_time()
+    if modified:
+        step(f"warning: tracked files differ from {commit[:12]}: the build is of the working tree")
+        commit += "-modified"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch), "PYTHONHASHSEED": "0",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTHONPATH", None)
+
+    if BUILD.exists():
+        shutil.rmtree(BUILD)
+    source, dist, freeze = BUILD / "src", BUILD / "dist", BUILD / "freeze"
+    for folder in (source, dist, freeze):
+        folder.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+    step(f"staging {commit[:12]} as {version} (SOURCE_DATE_EPOCH={epoch})")
+    stage_source(source, pep440, commit, epoch)
+
+    step("the build tools' virtualenv")
+    tools = venv(BUILD / "tools")
+    run(tools, "-m", "pip", "install", "-q", *BUILD_TOOLS, SBOM_TOOL, env=env)
+
+    step("the wheel and the sdist")
+    run(tools, "-m", "build", "--no-isolation", "--wheel", "--sdist", "--outdir", dist, source, env=env)
+    wheels, sdists = list(dist.glob("*.whl")), list(dist.glob("*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        raise ReleaseError(f"the build made {wheels + sdists}, not one wheel and one sdist")
+
+    step("the program's virtualenv: the wheel and its requirements")
+    runtime = venv(BUILD / "runtime", with_pip=False)
+    run(tools, "-m", "pip", "--python", runtime, "install", "-q", wheels[0], env=env)
+    inside = distributions_of(runtime)
+    constraints = out / "constraints.txt"
+    constraints.write_text("# The distributions inside kubectl-aicr " + version + " (docs/install.md: pipx inject)\n"
+                           + "".join(f"{name}=={ver}\n" for name, ver in inside), encoding="utf-8")
+
+    archive_name = f"kubectl-aicr_{version}_{os_name}_{arch}"
+    step("the SBOM of those distributions")
+    sbom = out / f"{archive_name}.cdx.json"
+    run(tools.parent / "cyclonedx-py", "environment", "--output-reproducible", "--of", "JSON",
+        "--output-file", sbom, runtime, env=env)
+
+    step("freezing (PyInstaller, one folder)")
+    run(tools, "-m", "pip", "--python", runtime, "install", "-q", "-c", constraints, FREEZER, env=env)
+    run(runtime.parent / "pyinstaller", "--noconfirm", "--clean", "--log-level", "WARN",
+        "--distpath", freeze / "dist", "--workpath", freeze / "work", ROOT / "tools" / "freeze" / "kubectl-aicr.spec",
+        cwd=BUILD, env=env)
+    program = freeze / "dist" / DISTRIBUTION
+    carried, expected = frozen_distributions(program), {normalized(name) for name, _ in inside}
+    if carried != expected:
+        raise ReleaseError(f"the frozen program's distributions differ from constraints.txt's: "
+                           f"missing {sorted(expected - carried)}, extra {sorted(carried - expected)}")
+
+    step("the archive, SHA256SUMS and the krew manifest")
+    archive = out / f"{archive_name}.tar.gz"
+    write_archive(archive, program, ROOT / "LICENSE", epoch)
+    sums = out / "SHA256SUMS"
+    sums.write_text(f"{sha256(archive)}  {archive.name}\n", encoding="utf-8")
+    manifest = krew_manifest.manifest(version, krew_manifest.read_sums(sums.read_text(encoding="utf-8")),
+                                      base_uri or krew_manifest.release_download_uri(version))
+    (out / "aicr.yaml").write_text(manifest, encoding="utf-8")
+    for built in (wheels[0], sdists[0]):
+        shutil.copy2(built, out / built.name)
+
+    if run("git", "status", "--porcelain", cwd=ROOT) != status_before:
+        raise ReleaseError("the build changed the checkout (git status --porcelain)")
+    return [archive, sums, out / "aicr.yaml", constraints, sbom, out / wheels[0].name, out / sdists[0].name]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", required=True, help="the release's version, vX.Y.Z (stamped into everything)")
+    parser.add_argument("--out", type=Path, required=True, help="the folder to write the release into")
+    parser.add_argument("--base-uri", help="where the archives will be downloaded from (default: the GitHub release)")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        written = build(args.version, args.out.resolve(), args.base_uri)
+    except (ReleaseError, OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    step(f"done in {time.monotonic() - started:.0f}s")
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
