@@ -151,7 +151,7 @@ def distribution_locations() -> dict[str, str]:
 
 
 def install(targets: list[str]) -> Result:
-    from aicr_core import plugin_wheels
+    from aicr_core.framework import plugin_wheels
 
     if not targets:
         raise UsageError("plugins install needs one or more wheel files")
@@ -162,7 +162,7 @@ def install(targets: list[str]) -> Result:
 
 
 def uninstall(targets: list[str]) -> Result:
-    from aicr_core import plugin_wheels
+    from aicr_core.framework import plugin_wheels
 
     if len(targets) != 1:
         raise UsageError("plugins uninstall needs exactly one distribution name")
