@@ -40,8 +40,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
         rollouts_path,
         short_digest,
     )
-    from aicr_core.domain.rollouts import read_rollout
     from aicr_core.domain.policy_file import GoDuration, NonEmptyStr, SettingsModel
+    from aicr_core.domain.rollouts import read_rollout
     from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
     from aicr_core.framework import jsonpath
     from aicr_core.framework.command import AicrCommand

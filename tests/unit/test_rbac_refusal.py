@@ -61,4 +61,5 @@ def test_the_refusal_stands_and_says_why_it_cannot_say_more(can_i: Callable[[], 
     compare((caught.value.code, caught.value.message, list(caught.value.details)), expected=(
         Code.FORBIDDEN, f"victor may not approve rollout {NAME}: the API server refused the write (RBAC); "
         "nothing was written",
-        [why, f"the API server said: {SAID}", "who you are, your groups and whether you may approve: kubectl aicr whoami"]))
+        [why, f"the API server said: {SAID}",
+         "who you are, your groups and whether you may approve: kubectl aicr whoami"]))
