@@ -10,9 +10,9 @@ Requests: a SelfSubjectReview, a GET of the rollout, a GET of where the policy
 file is and one of the file (after the command's own refusals), a GET of the
 assessment report only if an active policy reads it, a conditional PATCH (and
 a second GET of the rollout only when the PATCH lost a race; an access review
-only when the policy file may not be read). `dry_run="server"` sends that
-PATCH with dryRun=All; `"client"` sends two SelfSubjectAccessReviews instead
-and no write.
+only when the policy file may not be read; two after RBAC refused the PATCH, to
+say what it lacks). `dry_run="server"` sends that PATCH with dryRun=All;
+`"client"` sends two SelfSubjectAccessReviews instead and no write.
 """
 from __future__ import annotations
 
