@@ -187,6 +187,8 @@ class _OnCluster:
         try:
             missing = self.missing_permissions()
         except AicrError as review_failed:  # the refusal stands; only its explanation is cut short
+            if review_failed.code == Code.INTERRUPTED:  # Ctrl-C while asking: the person wants out, not more words
+                raise
             missing, unexplained = [], f"what is lacking could not be asked: {review_failed.message}"
         else:
             unexplained = "RBAC grants both permissions now: it may have changed since the write was refused"
