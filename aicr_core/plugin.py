@@ -5,7 +5,8 @@ inside `take_action`, since it loads the Kubernetes client), output renderers an
 text layouts (with the output options' `listing`, a list's table, `paint`, colour, and `finish`,
 the text made safe for a terminal; `registered_layout` and `generic`, the layouts of a kind),
 kubectl's `jsonpath` and the `clock` (now, and times as the API writes them),
-policies and their settings types, the operator API's values, and errors (`UsageError`:
+policies and their settings types, the operator API's values, a rollout read as the built-in
+commands read it (`read_rollout`: a `Rollout`, or `rollout NAME not found`), and errors (`UsageError`:
 a renderer's bad `-o NAME=ARG`, say): `__all__` (built from `_MODULES` below) is the list.
 
 Names are imported on first use (PEP 562), so a policy that imports
@@ -33,9 +34,14 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
         Revocation,
         Rollout,
         Step,
+        parse_rollout,
+        rollout_path,
+        rollout_reference,
+        rollouts_path,
         short_digest,
     )
     from aicr_core.domain.policy_file import GoDuration, NonEmptyStr, SettingsModel
+    from aicr_core.domain.rollouts import read_rollout
     from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
     from aicr_core.framework import jsonpath
     from aicr_core.framework.command import AicrCommand
@@ -65,7 +71,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "aicr_core.domain.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),
     "aicr_core.domain.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
     "aicr_core.domain.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
-                               "Revocation", "Rollout", "Step", "short_digest"),
+                               "Revocation", "Rollout", "Step", "parse_rollout", "rollout_path",
+                               "rollout_reference", "rollouts_path", "short_digest"),
+    # A rollout as the built-in commands read it: the `Rollout` policies get, `rollout NAME not found`.
+    "aicr_core.domain.rollouts": ("read_rollout",),
     "aicr_core.errors": ("AicrError", "Code", "UsageError", "shown", "shown_argument"),
 }
 # Names plugin authors know that now have a better one: the alias and the name it stands for (same module).

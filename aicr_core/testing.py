@@ -146,6 +146,7 @@ class PolicyVerdict:
 
     @property
     def code(self) -> str | None:
+        """The refusal's CODE as text (`POLICY_DENIED`, `POLICY_ERROR`); None when nothing is refused."""
         return str(self.refusal.code) if self.refusal else None
 
 

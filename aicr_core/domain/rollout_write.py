@@ -10,9 +10,9 @@ Requests: a SelfSubjectReview, a GET of the rollout, a GET of where the policy
 file is and one of the file (after the command's own refusals), a GET of the
 assessment report only if an active policy reads it, a conditional PATCH (and
 a second GET of the rollout only when the PATCH lost a race; an access review
-only when the policy file may not be read). `dry_run="server"` sends that
-PATCH with dryRun=All; `"client"` sends two SelfSubjectAccessReviews instead
-and no write.
+only when the policy file may not be read; two after RBAC refused the PATCH, to
+say what it lacks). `dry_run="server"` sends that PATCH with dryRun=All;
+`"client"` sends two SelfSubjectAccessReviews instead and no write.
 """
 from __future__ import annotations
 
@@ -157,17 +157,43 @@ class _OnCluster:
                 # The request was sent: the server may have stored it before the answer was lost.
                 raise AicrError(Code.TIMEOUT, f"{err.message}; the {action.name} was sent and may have been "
                                 f"stored: check with kubectl aicr describe {rollout.name}", err.details) from None
+            if err.code == Code.FORBIDDEN:  # RBAC's no (admission's is ADMISSION_DENIED): say why, as the dry run
+                raise self.refused_by_rbac(err) from None
             if err.code != Code.CONFLICT:
                 raise
         raise action.lost_race(rollouts.read_rollout(self.session, rollout.name))
 
-    def check_permissions(self) -> None:
-        """What the API server will check before the write, asked as SelfSubjectAccessReviews."""
+    def missing_permissions(self) -> list[str]:
+        """What the API server checks before the write and RBAC does not grant this user, in words (two
+        SelfSubjectAccessReviews): what `--dry-run=client` and a refused write both say is lacking."""
         name, missing = self.rollout.name, []
         if not self.session.can_i(**api.approver_access(name)):
             missing.append(f"update {api.ROLLOUTS}/approve (what approving, revoking and acknowledging need)")
         if not self.session.can_i("patch", group=api.GROUP, resource=api.ROLLOUTS, name=name):
             missing.append(f"patch {api.ROLLOUTS}")
+        return missing
+
+    def check_permissions(self) -> None:
+        """What the API server will check before the write, asked as SelfSubjectAccessReviews."""
+        missing = self.missing_permissions()
         if missing:
-            raise AicrError(Code.FORBIDDEN, f"(client dry run) {self.me.username} may not write rollout {name}; "
-                            "the API server would refuse", [f"not allowed: {m}" for m in missing])
+            raise AicrError(Code.FORBIDDEN, f"(client dry run) {self.me.username} may not write rollout "
+                            f"{self.rollout.name}; the API server would refuse",
+                            [f"not allowed: {m}" for m in missing])
+
+    def refused_by_rbac(self, err: AicrError) -> AicrError:
+        """The API server's 403 on the PATCH, explained: who it says you are, which command it refused,
+        what RBAC does not grant (asked only now, after the refusal), and where to look next."""
+        try:
+            missing = self.missing_permissions()
+        except AicrError as review_failed:  # the refusal stands; only its explanation is cut short
+            if review_failed.code == Code.INTERRUPTED:  # Ctrl-C while asking: the person wants out, not more words
+                raise
+            missing, unexplained = [], f"what is lacking could not be asked: {review_failed.message}"
+        else:
+            unexplained = "RBAC grants both permissions now: it may have changed since the write was refused"
+        lacking = [f"not allowed: {m}" for m in missing] or [unexplained]
+        return AicrError(Code.FORBIDDEN, f"{self.me.username} may not {self.request.action.name} rollout "
+                         f"{self.rollout.name}: the API server refused the write (RBAC); nothing was written",
+                         [*lacking, f"the API server said: {err.message}", *err.details,
+                          "who you are, your groups and whether you may approve: kubectl aicr whoami"])

@@ -80,6 +80,7 @@ BAD_RESULTS = {
     "tuple": "Result('Pair', {'pair': ('a', 'b')})",
     "nan": "Result('Number', {'x': float('nan')})",
     "keys": "Result('Keys', {'by_id': {1: 'one'}})",
+    "names": "Result('Named', {}, names=['runtimerollout.operator.aicr.run/r'])",  # a list: docs/plugins.md
     "nothing": "None",
 }
 
@@ -105,6 +106,7 @@ def bad_results(aicr: Aicr, tmp_path: Path) -> Aicr:
 @pytest.mark.parametrize("command,problem", [
     ("when", "data.now is a datetime.datetime"), ("tuple", "data.pair is a tuple"),
     ("nan", "data.x is nan, which JSON cannot carry"), ("keys", "data.by_id has a key of type int"),
+    ("names", "its names are not a tuple of strings"),
 ])
 def test_a_result_that_cannot_be_printed_is_the_plugins_error(bad_results: Aicr, output: str, command: str,
                                                               problem: str) -> None:

@@ -1,0 +1,65 @@
+"""A write RBAC refuses, when what is lacking cannot be told: the refusal stands, and says why (pure logic).
+
+What the message says when the access reviews answer is tested on the real control plane
+(tests/cluster/test_rbac_refusals.py); here a stand-in session, for the two answers a real server
+gives only in a race (RBAC changed between the PATCH and the reviews) or a failure (the reviews fail).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from testfixtures import compare
+
+from aicr_core.domain import operator_api as api
+from aicr_core.domain.actions import APPROVE
+from aicr_core.domain.rollout_write import WriteRequest, write
+from aicr_core.errors import AicrError, Code
+from aicr_core.session.identity import Identity
+
+from support.samples import rollout
+
+NAME = "rollout-3f9a1c0d2b7e4a51-1"
+SAID = f'runtimerollouts.operator.aicr.run "{NAME}" is forbidden: User "victor" cannot patch resource'
+
+
+class RefusingSession:
+    """Answers the write's reads (no ClusterRuntime, no policy file), refuses its PATCH as RBAC does."""
+
+    def __init__(self, can_i: Callable[[], bool]) -> None:
+        self._can_i = can_i
+
+    def whoami(self) -> Identity:
+        return Identity("victor", ("aicr:viewers",))
+
+    def get(self, path: str, params: Any = None) -> dict[str, Any]:
+        if path == api.rollout_path(NAME):
+            return rollout()
+        raise AicrError(Code.NOT_FOUND, "not found")
+
+    def can_i(self, verb: str, **attributes: str) -> bool:
+        return self._can_i()
+
+    def patch(self, path: str, body: Any, *, dry_run: bool = False) -> dict[str, Any]:
+        raise AicrError(Code.FORBIDDEN, SAID)
+
+
+def unavailable() -> bool:
+    raise AicrError(Code.UNAVAILABLE, "cannot connect to the API server: connection refused")
+
+
+@pytest.mark.parametrize("can_i,why", [
+    (lambda: True, "RBAC grants both permissions now: it may have changed since the write was refused"),
+    (unavailable, "what is lacking could not be asked: cannot connect to the API server: connection refused"),
+])
+def test_the_refusal_stands_and_says_why_it_cannot_say_more(can_i: Callable[[], bool], why: str) -> None:
+    request = WriteRequest(NAME, APPROVE, reason="CHG-1 window", expires=dt.timedelta(hours=1))
+    with pytest.raises(AicrError) as caught:
+        write(RefusingSession(can_i), request)  # type: ignore[arg-type]
+    compare((caught.value.code, caught.value.message, list(caught.value.details)), expected=(
+        Code.FORBIDDEN, f"victor may not approve rollout {NAME}: the API server refused the write (RBAC); "
+        "nothing was written",
+        [why, f"the API server said: {SAID}",
+         "who you are, your groups and whether you may approve: kubectl aicr whoami"]))
