@@ -15,7 +15,7 @@ import yaml
 from testfixtures import compare
 
 from support.harness import ROOT, Aicr, complete, error_line, words
-from support.plugin_env import EXAMPLES
+from support.plugin_env import EXAMPLES, PluginPath
 
 SUITE = EXAMPLES / "policy-tests"
 MAIN = "approval-policy.aicr-test.yaml"
@@ -401,21 +401,35 @@ def test_a_space_for_the_t_is_rfc3339s_own(aicr: Aicr, tmp_path: Path, suite: Pa
     compare(proc.returncode, expected=0, suffix=proc.stdout + proc.stderr)
 
 
-def test_an_installed_policy_the_suites_policy_file_does_not_name_is_reported(site_package: Aicr, aicr: Aicr,
-                                                                              tmp_path: Path, suite: Path) -> None:
-    """The example suite's policy file names the built-ins only: the site's change-ticket, installed beside
-    them, decides its approvals too, and the text report and JUnit's properties say so."""
+ALWAYS_ON = """
+from aicr_core.plugin import Allow, hookimpl
+
+@hookimpl
+def aicr_pre_approve(approval, context):
+    return Allow("always-on", "installed, not INACTIVE_UNTIL_CONFIGURED: takes part everywhere")
+"""
+
+
+def test_an_installed_policy_the_suites_policy_file_does_not_name_is_reported(aicr: Aicr, tmp_path: Path,
+                                                                              suite: Path) -> None:
+    """The example suite's policy file names the built-ins only: a site policy installed beside them that does
+    not wait to be configured (no INACTIVE_UNTIL_CONFIGURED) decides its approvals too, and the text report and
+    JUnit's properties say so. (The example site's change-ticket waits to be configured: it takes no part.)"""
+    plugins = PluginPath(tmp_path / "always-on").add(
+        "aicr-always-on", "1.0", {"aicr.policies": {"always-on": "aicr_always_on"}},
+        modules={"aicr_always_on": ALWAYS_ON})
+    site_package = aicr.with_env(**plugins.env())
     proc = run(site_package, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "--case",
                "approve inside the Wednesday window")
     lines = proc.stdout.splitlines()
     compare(lines[-2], expected="note: examples/policy-tests/approval-policy.aicr-test.yaml: installed policies "
                                 "took part that examples/approval-policy.yaml does not name: "
-                                "change-ticket", suffix=proc.stdout)
+                                "always-on", suffix=proc.stdout)
     junit = run(site_package, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "--case",
                 "approve inside the Wednesday window", "-o", "junit")
     [testsuite] = ElementTree.fromstring(junit.stdout).findall("testsuite")
     compare([(p.get("name"), p.get("value")) for p in testsuite.findall("properties/property")],
-            expected=[("aicr.unnamed-policy", "change-ticket")])
+            expected=[("aicr.unnamed-policy", "always-on")])
     compare(testsuite[0].tag, expected="properties")
     # The built-ins alone: the policy file names every one that took part; nothing to report.
     alone = run(aicr, tmp_path, "examples/policy-tests/approval-policy.aicr-test.yaml", "-o", "junit")
