@@ -73,7 +73,7 @@ def get(pool: Any, target: str, headers: list[tuple[str, str]], timeout: float |
         sock.settimeout(timeout)
         http = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
         sock.sendall(_request(http, conn, target, headers))
-        answer, kept = _Reading(http, sock).answer(limit, failure_limit)
+        answer, kept = _answer(http, sock, limit, failure_limit)
         return answer
     finally:
         if not kept:
@@ -97,6 +97,11 @@ def _request(http: h11.Connection, conn: Any, target: str, headers: list[tuple[s
     head = http.send(h11.Request(method=b"GET", target=target.encode("ascii"), headers=fields))
     end = http.send(h11.EndOfMessage())
     return (head or b"") + (end or b"")
+
+
+def _answer(http: h11.Connection, sock: Any, limit: int, failure_limit: int) -> tuple[Answer, bool]:
+    """The answer read (a stage of bench/fleet_profile.py), and whether its connection may be kept."""
+    return _Reading(http, sock).answer(limit, failure_limit)
 
 
 class _Reading:
