@@ -141,23 +141,27 @@ class _Reading:
             pass  # 1xx (100 Continue): an interim answer, skipped as http.client skips it
         if not isinstance(response, h11.Response):  # the connection's end (h11 gives a Response first, or refuses)
             raise Malformed("the server closed the connection before the end of its answer")
-        names = {name for name, _ in response.headers}
-        self.chunked = b"transfer-encoding" in names  # h11 takes no other Transfer-Encoding than chunked
-        if len(response.headers) > MAX_HEADERS:
+        raw_fields = response.headers.raw_items()  # a list (iterating the Headers themselves is slower)
+        if len(raw_fields) > MAX_HEADERS:
             raise Malformed(f"got more than {MAX_HEADERS} headers")
+        fields = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw_fields]
+        by_name: dict[str, str] = {}  # by lower-case name, a repeated one's values joined with `, ` (as urllib3)
+        for name, value in fields:
+            key = name.lower()
+            by_name[key] = f"{by_name[key]}, {value}" if key in by_name else value
+        self.chunked = "transfer-encoding" in by_name  # h11 takes no other Transfer-Encoding than chunked
         status = response.status_code
-        fields = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in response.headers.raw_items()]
         failure = status >= 400
         bound = failure_limit if failure else limit
         # Both lengths: the chunks say where the body ends (as http.client reads it); such an answer may be
         # meant to split the stream (RFC 9112, 6.3), so nothing else is read from this connection.
-        keep = not (self.chunked and b"content-length" in names)
-        declared = _joined(response.headers, b"content-length")  # h11 took it: digits, one value
+        keep = not (self.chunked and "content-length" in by_name)
+        declared = by_name.get("content-length")  # h11 took it: digits, one value
         if not self.chunked and not failure and declared and int(declared) > bound:
             raise TooLarge()  # refused before its body is read
         raw, complete = self._body(bound, failure)
         truncated = not complete
-        body = _decoded(raw, _joined(response.headers, b"content-encoding"), bound)
+        body = _decoded(raw, by_name.get("content-encoding", ""), bound)
         if len(body) > bound:
             if not failure:
                 raise TooLarge()
@@ -182,11 +186,6 @@ class _Reading:
                         raise TooLarge()
                     return b"".join(pieces)[:bound], False
         return b"".join(pieces), True
-
-
-def _joined(headers: Any, name: bytes) -> str:
-    """A header's values joined with `, ` (as urllib3 joins them); "" when absent."""
-    return ", ".join(value.decode("latin-1") for key, value in headers if key == name)
 
 
 def _decoded(raw: bytes, encoding: str, bound: int) -> bytes:
