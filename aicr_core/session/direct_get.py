@@ -1,14 +1,17 @@
-"""A GET sent straight on a kept connection of a cluster's pool, its answer read here.
+"""A GET sent straight on a kept connection of a cluster's pool, its answer read with h11.
 
 A fleet's turn is two GETs. Through urllib3's pool manager, its pool, its response object and
 http.client's parsing of the head (the email package), each GET cost about as much CPU as the
 TLS handshake itself (docs/fleet.md, "Performance"). Here the pool's own connection is taken
 (watched by the deadline of the call, opened anew when idle too long: aicr_core.session.kube),
 and urllib3 still opens it: the socket, the shared TLS context, the handshake, the server name
-and certificate checks are exactly urllib3's. Only the request's bytes are written and the
-answer is read here: its status line and headers, then its body by Content-Length or by chunks,
-never more than the caller's limit, decoded as urllib3 decodes it (gzip, deflate; we ask for
-neither). A connection is kept only when its answer was read to its end and the server keeps it.
+and certificate checks are exactly urllib3's. The request is written and its answer parsed by
+h11 (the parser the admission webhook's server uses): its status line and headers, then its
+body by Content-Length, by chunks or to the connection's end, never more than the caller's
+limit, decoded as urllib3 decodes it (gzip, deflate; we ask for neither). What h11 refuses (a
+status outside 100-999, a Transfer-Encoding other than chunked, a malformed length or chunk) is
+refused here. A connection is kept only when its answer was read to its end, nothing followed
+it, and the server keeps it.
 
 What may block (connect, send, receive) holds the socket's timeout (what is left of the
 deadline) and the deadline's watchdog, which shuts the socket: a hung or trickling server
@@ -17,19 +20,16 @@ urllib3's whole path.
 """
 from __future__ import annotations
 
-import re
 import zlib
 from typing import Any, NamedTuple
 
+import h11
 from urllib3 import HTTPHeaderDict
 
 MAX_HEAD_BYTES = 256 * 1024  # http.client: 100 headers of at most 64 KiB a line
 MAX_HEADERS = 100
 _RECEIVE = 1 << 16
-# What Content-Length and a chunk's size may be: ASCII digits, hex digits (str.isdigit and int(x, 16)
-# would also take "²", "0x1f", "+1f" or "1_f", which no HTTP server sends).
-_DECIMAL = re.compile(r"[0-9]{1,18}")
-_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_TOO_LONG = 431  # h11's hint when what it holds without a whole event passes max_incomplete_event_size
 
 
 class Answer(NamedTuple):
@@ -71,8 +71,9 @@ def get(pool: Any, target: str, headers: list[tuple[str, str]], timeout: float |
             conn.connect()
         sock = conn.sock
         sock.settimeout(timeout)
-        sock.sendall(_request(conn, target, headers))
-        answer, kept = _answer(sock, limit, failure_limit)
+        http = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
+        sock.sendall(_request(http, conn, target, headers))
+        answer, kept = _answer(http, sock, limit, failure_limit)
         return answer
     finally:
         if not kept:
@@ -80,8 +81,8 @@ def get(pool: Any, target: str, headers: list[tuple[str, str]], timeout: float |
         pool._put_conn(conn)
 
 
-def _request(conn: Any, target: str, headers: list[tuple[str, str]]) -> bytes:
-    """The request's head, as http.client writes it (Host first, then Accept-Encoding: identity)."""
+def _request(http: h11.Connection, conn: Any, target: str, headers: list[tuple[str, str]]) -> bytes:
+    """The request's head, in http.client's order (Host first, then Accept-Encoding: identity)."""
     host: str = conn.host
     try:
         host_bytes = host.encode("ascii")
@@ -91,144 +92,100 @@ def _request(conn: Any, target: str, headers: list[tuple[str, str]]) -> bytes:
         host_bytes = b"[" + host_bytes + b"]"
     if conn.port != conn.default_port:
         host_bytes += b":%d" % conn.port
-    lines = [b"GET " + target.encode("ascii") + b" HTTP/1.1", b"Host: " + host_bytes, b"Accept-Encoding: identity"]
-    lines += [f"{name}: {value}".encode("latin-1") for name, value in headers]
-    return b"\r\n".join(lines) + b"\r\n\r\n"
+    fields = [(b"Host", host_bytes), (b"Accept-Encoding", b"identity")]
+    fields += [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+    head = http.send(h11.Request(method=b"GET", target=target.encode("ascii"), headers=fields))
+    end = http.send(h11.EndOfMessage())
+    return (head or b"") + (end or b"")
 
 
-class _Reader:
-    """The bytes of one socket, received in large pieces, taken as lines or counts."""
+def _answer(http: h11.Connection, sock: Any, limit: int, failure_limit: int) -> tuple[Answer, bool]:
+    """The answer read (a stage of bench/fleet_profile.py), and whether its connection may be kept."""
+    return _Reading(http, sock).answer(limit, failure_limit)
 
-    def __init__(self, sock: Any) -> None:
+
+class _Reading:
+    """One answer's events, h11 fed from the socket in large pieces; h11's refusals as Malformed."""
+
+    def __init__(self, http: h11.Connection, sock: Any) -> None:
+        self.http = http
         self.sock = sock
-        self.buffer = bytearray()
         self.closed = False
+        self.chunked: bool | None = None  # None until the final answer's head is in: what h11 refuses then is its body
 
-    def _fill(self) -> None:
-        chunk = self.sock.recv(_RECEIVE)
-        if not chunk:
-            self.closed = True
+    def next(self) -> Any:
+        try:
+            while (event := self.http.next_event()) is h11.NEED_DATA:
+                chunk = self.sock.recv(_RECEIVE)
+                self.closed = not chunk
+                self.http.receive_data(chunk)  # b"": the server closed it, which ends an answer without a length
+            return event
+        except h11.RemoteProtocolError as err:
+            raise self._refusal(err) from None
+
+    def _refusal(self, err: h11.RemoteProtocolError) -> Malformed:
+        if self.closed:
+            return Malformed("the server closed the connection before the end of its answer")
+        if self.chunked is None:
+            if err.error_status_hint == _TOO_LONG:
+                return Malformed(f"the answer's head is longer than {MAX_HEAD_BYTES} bytes")
+            return Malformed(f"the answer does not start with an HTTP/1.1 status line and headers: {str(err)[:200]}")
+        if err.error_status_hint == _TOO_LONG:
+            return Malformed(f"a chunk's size line or the trailers are longer than {MAX_HEAD_BYTES} bytes")
+        if self.chunked:
+            return Malformed(f"a chunk's size line or its data is malformed: {str(err)[:200]}")
+        return Malformed(f"the answer's body is no HTTP/1.1: {str(err)[:200]}")
+
+    def answer(self, limit: int, failure_limit: int) -> tuple[Answer, bool]:
+        while isinstance(response := self.next(), h11.InformationalResponse):
+            pass  # 1xx (100 Continue): an interim answer, skipped as http.client skips it
+        if not isinstance(response, h11.Response):  # the connection's end (h11 gives a Response first, or refuses)
             raise Malformed("the server closed the connection before the end of its answer")
-        self.buffer += chunk
+        raw_fields = response.headers.raw_items()  # a list (iterating the Headers themselves is slower)
+        if len(raw_fields) > MAX_HEADERS:
+            raise Malformed(f"got more than {MAX_HEADERS} headers")
+        fields = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw_fields]
+        by_name: dict[str, str] = {}  # by lower-case name, a repeated one's values joined with `, ` (as urllib3)
+        for name, value in fields:
+            key = name.lower()
+            by_name[key] = f"{by_name[key]}, {value}" if key in by_name else value
+        self.chunked = "transfer-encoding" in by_name  # h11 takes no other Transfer-Encoding than chunked
+        status = response.status_code
+        failure = status >= 400
+        bound = failure_limit if failure else limit
+        # Both lengths: the chunks say where the body ends (as http.client reads it); such an answer may be
+        # meant to split the stream (RFC 9112, 6.3), so nothing else is read from this connection.
+        keep = not (self.chunked and "content-length" in by_name)
+        declared = by_name.get("content-length")  # h11 took it: digits, one value
+        if not self.chunked and not failure and declared and int(declared) > bound:
+            raise TooLarge()  # refused before its body is read
+        raw, complete = self._body(bound, failure)
+        truncated = not complete
+        body = _decoded(raw, by_name.get("content-encoding", ""), bound)
+        if len(body) > bound:
+            if not failure:
+                raise TooLarge()
+            body, truncated = body[:bound], True
+        keep = (keep and not truncated and self.http.their_state is h11.DONE
+                and self.http.trailing_data == (b"", False))  # more than the answer: nothing else may read it
+        return Answer(status, response.reason.decode("latin-1").strip(), fields, body, truncated), keep
 
-    def until(self, mark: bytes, bound: int, what: str) -> bytes:
-        """The bytes up to `mark` (taken, the mark too; returned without it), at most `bound` of them."""
-        start = 0
-        while (end := self.buffer.find(mark, start)) < 0:
-            if len(self.buffer) > bound:
-                raise Malformed(f"{what} is longer than {bound} bytes")
-            start = max(0, len(self.buffer) - len(mark) + 1)
-            self._fill()
-        if end > bound:
-            raise Malformed(f"{what} is longer than {bound} bytes")
-        taken = bytes(self.buffer[:end])
-        del self.buffer[:end + len(mark)]
-        return taken
-
-    def exactly(self, count: int) -> bytes:
-        while len(self.buffer) < count:
-            self._fill()
-        taken = bytes(self.buffer[:count])
-        del self.buffer[:count]
-        return taken
-
-    def to_the_end(self, bound: int) -> bytes:
-        """Everything until the server closes, at most `bound` bytes (TooLarge beyond)."""
-        while len(self.buffer) <= bound:
-            chunk = self.sock.recv(_RECEIVE)
-            if not chunk:
-                self.closed = True
-                break
-            self.buffer += chunk
-        if len(self.buffer) > bound:
-            raise TooLarge(bytes(self.buffer))
-        taken = bytes(self.buffer)
-        self.buffer.clear()
-        return taken
-
-
-def _answer(sock: Any, limit: int, failure_limit: int) -> tuple[Answer, bool]:
-    reader = _Reader(sock)
-    while True:
-        head = reader.until(b"\r\n\r\n", MAX_HEAD_BYTES, "the answer's head")
-        version, status, reason, fields, headers = _head(head)
-        if not 100 <= status < 200 or status == 101:
-            break  # 1xx (100 Continue): an interim answer, skipped as http.client skips it
-    failure = status >= 400
-    bound = failure_limit if failure else limit
-    keep = version == b"HTTP/1.1" and "close" not in headers.get("connection", "").lower()
-    truncated = False
-    try:
-        if status in (204, 304):
-            raw = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            raw = _chunked(reader, bound, failure)
-        elif "content-length" in headers:
-            lengths = {part.strip() for part in headers["content-length"].split(",")}
-            if len(lengths) != 1 or not _DECIMAL.fullmatch(next(iter(lengths))):
-                raise Malformed(f"the answer's Content-Length is {headers['content-length'][:40]!r}")
-            length = int(lengths.pop())
-            if length > bound:
-                raise TooLarge(reader.exactly(bound) if failure else b"")
-            raw = reader.exactly(length)
-        else:
-            raw, keep = reader.to_the_end(bound), False
-    except TooLarge as err:
-        if not failure:
-            raise
-        # A failure's body is cut to the limit: its status still says what failed; the connection is not kept.
-        raw, keep, truncated = err.partial[:bound], False, True
-    body = _decoded(raw, headers.get("content-encoding", ""), bound)
-    if len(body) > bound:
-        if not failure:
-            raise TooLarge()
-        body, keep, truncated = body[:bound], False, True
-    if reader.buffer:  # more than the answer: nothing else may read from this connection
-        keep = False
-    return Answer(status, reason, fields, body, truncated), keep
-
-
-def _head(head: bytes) -> tuple[bytes, int, str, list[tuple[str, str]], dict[str, str]]:
-    """The status line's version, status and reason; the headers as they came, and by lower-case name (the
-    values of a repeated one joined with `, `, as urllib3 joins them)."""
-    status_line, *lines = head.split(b"\r\n")
-    parts = status_line.split(None, 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not (parts[1].isdigit() and len(parts[1]) == 3):
-        raise Malformed(f"the answer does not start with an HTTP/1.1 status line: {status_line[:80]!r}")
-    if len(lines) > MAX_HEADERS:
-        raise Malformed(f"got more than {MAX_HEADERS} headers")
-    fields: list[tuple[str, str]] = []
-    headers: dict[str, str] = {}
-    for line in lines:
-        name, colon, value = line.partition(b":")
-        if colon and name and not name[:1].isspace():
-            field = (name.decode("latin-1").strip(), value.decode("latin-1").strip())
-            fields.append(field)
-            key = field[0].lower()
-            headers[key] = f"{headers[key]}, {field[1]}" if key in headers else field[1]
-    reason = parts[2].decode("latin-1").strip() if len(parts) > 2 else ""
-    return parts[0], int(parts[1]), reason, fields, headers
-
-
-def _chunked(reader: _Reader, bound: int, partial: bool) -> bytes:
-    pieces: list[bytes] = []
-    size = 0
-    while True:
-        line = reader.until(b"\r\n", 4096, "a chunk's size line")
-        text = line.split(b";", 1)[0].strip()
-        if not _HEX.fullmatch(text):
-            raise Malformed(f"a chunk's size is {text[:40]!r}")
-        count = int(text, 16)
-        if count == 0:
-            while reader.until(b"\r\n", MAX_HEAD_BYTES, "the answer's trailers"):
-                pass  # trailers, ignored as http.client ignores them
-            return b"".join(pieces)
-        size += count
-        if size > bound:
-            raise TooLarge(b"".join(pieces) + reader.exactly(count - (size - bound)) if partial else b"")
-        pieces.append(reader.exactly(count))
-        if reader.exactly(2) != b"\r\n":
-            raise Malformed("a chunk does not end with CRLF")
+    def _body(self, bound: int, failure: bool) -> tuple[bytes, bool]:
+        """The body, and whether it is whole. Past `bound`, TooLarge (a success) or its first `bound`
+        bytes (a failure: its status still says what failed; the rest is not read)."""
+        pieces: list[bytes] = []
+        size = 0
+        while not isinstance(event := self.next(), h11.EndOfMessage):
+            if isinstance(event, h11.ConnectionClosed):  # h11 ends a body with EndOfMessage, or refuses
+                raise Malformed("the server closed the connection before the end of its answer")
+            if isinstance(event, h11.Data):
+                size += len(event.data)
+                pieces.append(event.data)
+                if size > bound:
+                    if not failure:
+                        raise TooLarge()
+                    return b"".join(pieces)[:bound], False
+        return b"".join(pieces), True
 
 
 def _decoded(raw: bytes, encoding: str, bound: int) -> bytes:

@@ -29,9 +29,9 @@ def _write_modules() -> None:
 
 atexit.register(_write_modules)
 """
-# Third-party packages that neither command may import: the Kubernetes client (~0.2 s), what it
-# brings, the policy hooks' pluggy and the policy file's pydantic.
-CLIENT = ("kubernetes", "urllib3", "yaml", "pluggy", "pydantic")
+# Third-party packages that `help` may not import: the Kubernetes client (~0.2 s), what it brings,
+# h11 (the session's HTTP/1.1 parser), the policy hooks' pluggy and the policy file's pydantic.
+CLIENT = ("kubernetes", "urllib3", "h11", "yaml", "pluggy", "pydantic")
 # What `describe` needs of the domain: the rollout read, the operator API, the report's check.
 POLICIES = ("aicr_core.domain.policy_engine", "aicr_core.domain.policy_file", "aicr_core.domain.hookspecs",
             "aicr_core.domain.write_decision", "aicr_core.domain.rollout_write", "aicr_core.domain.action_rules",
