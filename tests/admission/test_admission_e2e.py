@@ -344,21 +344,26 @@ def test_a_policy_that_raises_denies_and_the_cli_shows_the_servers_message(
 
 
 def test_a_site_policy_reads_the_ticket_from_the_reason_under_admission(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, tmp_path: Path) -> None:
+        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        tmp_path: Path) -> None:
     """The site example's change-ticket policy, in the webhook: no --ticket flag there, the reason counts.
 
-    No policy file: a third-party policy is active as soon as it is installed
-    (here: in the webhook only, or in both).
+    It waits to be configured (INACTIVE_UNTIL_CONFIGURED): the cluster's policy file names it, and it is
+    installed in the webhook only, or in both.
     """
     plugins = PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example")
     hook.restarted = True
     hook.restart(env=plugins.env())
+    set_policy({"change-ticket": {}})
     plain, flagged, cited = seed.rollout(), seed.rollout(), seed.rollout()
-    proc = as_user(aicr, plane, "alice", "approve", plain, "--reason", "routine upgrade")  # CLI without the plugin
-    # As the CLI's own check prints it: the verdict, then one indented line per violated policy.
-    compare(proc.stderr.splitlines(), expected=[
-        f"error: [ADMISSION_DENIED] {DENIED_BY}[POLICY_DENIED] 1 policy violation(s); nothing was written",
-        "  change-ticket: the reason must cite a change ticket (CHG-1234): 'routine upgrade'"])
+    # A write without a ticket in its reason, by a client without the plugin (kubectl itself: our CLI would
+    # refuse a policy file naming a policy it does not have): the webhook refuses it, naming the policy.
+    proc = raw_patch(plane, "alice", plain, {"approval": {**approval(), "reason": "routine upgrade"}})
+    compare(proc.returncode, expected=1, suffix=proc.stderr)
+    assert "[POLICY_DENIED] 1 policy violation(s); nothing was written" in proc.stderr, proc.stderr
+    assert "change-ticket: the reason must cite a change ticket (CHG-1234): 'routine upgrade'" in proc.stderr, \
+        proc.stderr
+    compare(stored(plane, plain).get("approval"), expected=None)
     site = aicr.with_env(**plugins.env())  # the CLI with the plugin: --ticket is recorded in the reason
     proc = as_user(site, plane, "alice", "approve", flagged, "--reason", "routine upgrade", "--ticket", "CHG-42")
     compare(proc.returncode, expected=0, suffix=proc.stderr)
