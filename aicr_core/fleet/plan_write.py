@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -196,19 +197,39 @@ def written_message(action: Action, data: dict[str, Any]) -> str:
     return f"{text} ({mode} dry run: nothing was written)" if mode in ("client", "server") else text
 
 
-def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
-    """What will be written, before it is: context, rollout, transition, phase."""
+def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout]],
+                  servers: Mapping[str, str | None] | None = None) -> list[str]:
+    """What will be written, before it is: context, rollout, transition, phase, and the server of an
+    inventory's member (`servers`: its name says nothing of its server)."""
     from aicr_core.domain import operator_api as api
     from aicr_core.framework.text_layout import table, value
 
+    shown_servers = servers if servers and any(servers.values()) else None
     clusters = len({context for context, _ in rows})
     lines = [f"{action.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
              f"{clusters} cluster{'s' * (clusters != 1)}:"]
-    lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE"], [
+    lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE", *(["SERVER"] if shown_servers else [])], [
         [value(context), value(r.name), value(f"{api.short_digest(r.from_digest)}->{api.short_digest(r.to_digest)}"),
-         value(r.phase)]
+         value(r.phase), *([value(shown_servers.get(context))] if shown_servers else [])]
         for context, r in rows])
     return lines
+
+
+def shared_servers(servers: Mapping[str, str | None]) -> list[str]:
+    """One warning a server that several members resolve to, naming them (a hub writer may point a
+    member's name at another's cluster): a warning, the write goes on as confirmed."""
+    by_server: dict[str, list[str]] = {}
+    for member, server in servers.items():
+        if server is not None:
+            by_server.setdefault(server, []).append(member)
+    return [f"{', '.join(members)} resolve to one server, {server}: {len(members)} members of the inventory "
+            "are one cluster" for server, members in by_server.items() if len(members) > 1]
+
+
+def warn_shared(command: AicrCommand, servers: Mapping[str, str | None]) -> None:
+    """Each shared server a `warning:` line on stderr, before anything is asked or written."""
+    for warning in shared_servers(servers):
+        command.app.warn(warning)
 
 
 def confirm(command: AicrCommand, question: str, stop: Interruption | None = None) -> bool:
@@ -257,7 +278,9 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
         else:
             to_write.append((outcome.context, rollout))
     if to_write and not stop.requested:
-        tell(command, "\n".join(listing_lines(action, args.plan, to_write)) + "\n")
+        servers = {context: selection.members.server(context) for context, _ in to_write}
+        tell(command, "\n".join(listing_lines(action, args.plan, to_write, servers)) + "\n")
+        warn_shared(command, servers)
         if dry_run(args) == "none" and not args.yes:
             clusters = len(to_write)
             if not confirm(command, f"{action.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
