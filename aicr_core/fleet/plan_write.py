@@ -215,20 +215,34 @@ def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout
     return lines
 
 
-def shared_servers(servers: Mapping[str, str | None]) -> list[str]:
-    """One warning a server that several members resolve to, naming them (a hub writer may point a
-    member's name at another's cluster): a warning, the write goes on as confirmed."""
-    by_server: dict[str, list[str]] = {}
-    for member, server in servers.items():
-        if server is not None:
-            by_server.setdefault(server, []).append(member)
-    return [f"{', '.join(members)} resolve to one server, {server}: {len(members)} members of the inventory "
-            "are one cluster" for server, members in by_server.items() if len(members) > 1]
+def shared_clusters(servers: Mapping[str, str | None], runtimes: Mapping[str, str] | None = None) -> list[str]:
+    """One warning a server that several inventory members resolve to, and one a ClusterRuntime UID their
+    rollouts share (unless those members were named for their server already), naming them: a hub writer
+    may point a member's name at another's cluster. A warning: the write goes on as confirmed. Members
+    whose server is None (contexts: the user wrote the servers) are not compared."""
+    def groups(values: Mapping[str, str | None]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for member, key in values.items():
+            if key and servers.get(member) is not None:
+                found.setdefault(key, []).append(member)
+        return {key: members for key, members in found.items() if len(members) > 1}
+
+    lines, named = [], set()
+    for server, members in groups(servers).items():
+        lines.append(f"{', '.join(members)} resolve to one server, {server}: {len(members)} members of the "
+                     "inventory are one cluster")
+        named.add(tuple(members))
+    for uid, members in groups(runtimes or {}).items():
+        if tuple(members) not in named:
+            lines.append(f"{', '.join(members)} hold one ClusterRuntime (UID {uid}): {len(members)} members of "
+                         "the inventory are one cluster")
+    return lines
 
 
-def warn_shared(command: AicrCommand, servers: Mapping[str, str | None]) -> None:
-    """Each shared server a `warning:` line on stderr, before anything is asked or written."""
-    for warning in shared_servers(servers):
+def warn_shared(command: AicrCommand, servers: Mapping[str, str | None],
+                runtimes: Mapping[str, str] | None = None) -> None:
+    """Each shared server or ClusterRuntime a `warning:` line on stderr, before anything is asked or written."""
+    for warning in shared_clusters(servers, runtimes):
         command.app.warn(warning)
 
 
@@ -280,7 +294,7 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
     if to_write and not stop.requested:
         servers = {context: selection.members.server(context) for context, _ in to_write}
         tell(command, "\n".join(listing_lines(action, args.plan, to_write, servers)) + "\n")
-        warn_shared(command, servers)
+        warn_shared(command, servers, {context: r.runtime_uid for context, r in to_write})
         if dry_run(args) == "none" and not args.yes:
             clusters = len(to_write)
             if not confirm(command, f"{action.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "

@@ -575,6 +575,13 @@ def at_a_terminal(aicr: Aicr, kubeconfig: Path, args: list[str], answer: str) ->
     return proc.returncode, seen.decode(errors="replace")
 
 
+def seed_runtimes(inventory: Inventory, uids: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """A plan with an open rollout in each of these members, its spec.runtime.uid as given."""
+    digest = testbed.random_digest()
+    return digest, {member: inventory.fleet.member(LIVE[member]).seed.rollout(to=digest, runtime_uid=uid)
+                    for member, uid in uids.items()}
+
+
 def test_members_that_share_a_server_are_shown_and_flagged_before_anything_is_asked_or_written(
         aicr: Aicr, inventory: Inventory, hostile: Any) -> None:
     """A hub writer pointed `lab-1` at prod's cluster: the list shows each member's HOST:PORT, and one warning
@@ -583,7 +590,7 @@ def test_members_that_share_a_server_are_shown_and_flagged_before_anything_is_as
     hostile("lab-1", eu_1_cluster(inventory))
     hostile("prod", eu_1_cluster(inventory))
     hostile("solo", cluster_of(eu_2.url, eu_2.server_ca_pem, "eu-2", inventory.folder / "tokens.json", "eu-north"))
-    digest, names = seed(inventory)
+    digest, names = seed_runtimes(inventory, {"gpu-fleet/eu-1": "uid-of-eu-1", "gpu-fleet/eu-2": "uid-of-eu-2"})
     shared, alone = eu_1.url.removeprefix("https://"), eu_2.url.removeprefix("https://")
     args = ["approve", "--plan", digest, *profiles_args(inventory, "--profile-namespace", HOSTILE),
             "--reason", "CHG-30 driver 580"]
@@ -626,3 +633,19 @@ def test_contexts_that_name_one_cluster_are_not_flagged(aicr: Aicr, inventory: I
             expected={eu_1["name"]: "approved", "eu-1-again": "approved"})
     compare(([line for line in proc.stderr.splitlines() if line.startswith("warning:")],
              "SERVER" in proc.stderr), expected=([], False), suffix=proc.stderr)
+
+
+def test_members_whose_rollouts_name_one_cluster_runtime_are_flagged(aicr: Aicr, inventory: Inventory,
+                                                                     hostile: Any) -> None:
+    """Two servers, one ClusterRuntime UID (the rollouts' spec.runtime.uid): one warning naming both members."""
+    eu_1, eu_2 = (inventory.fleet.member(LIVE[m]).plane for m in ("gpu-fleet/eu-1", "gpu-fleet/eu-2"))
+    hostile("east", eu_1_cluster(inventory))
+    hostile("west", cluster_of(eu_2.url, eu_2.server_ca_pem, "eu-2", inventory.folder / "tokens.json", "eu-north"))
+    uid = "0b6a3f1e-5c2d-4e8f-9a7b-1c3d5e7f9a0b"
+    digest, _ = seed_runtimes(inventory, {"gpu-fleet/eu-1": uid, "gpu-fleet/eu-2": uid})
+    proc = inventory.clean(aicr("approve", "--plan", digest, *profiles_args(inventory, "--profile-namespace", HOSTILE),
+                                "--reason", "CHG-32", "--dry-run=client", kubeconfig=inventory.kubeconfig))
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare([line for line in proc.stderr.splitlines() if line.startswith("warning:")], expected=[
+        f"warning: {HOSTILE}/east, {HOSTILE}/west hold one ClusterRuntime (UID {uid}): 2 members of the inventory "
+        "are one cluster"])
