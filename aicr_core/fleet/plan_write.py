@@ -315,8 +315,15 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
             continue
         items[done.context], cluster_warnings = done.value
         warnings += cluster_warnings
-    ordered = [items[context] for context in selection.contexts if context in items]
+    ordered = [with_server(items[context], selection) for context in selection.contexts if context in items]
     return fleet_result(command, ordered, warnings)
+
+
+def with_server(entry: dict[str, Any], selection: Fleet) -> dict[str, Any]:
+    """An inventory member's item with its `server` (HOST:PORT), as the list before the write showed it;
+    a context's item as it always was."""
+    server = selection.members.server(entry["context"])
+    return {**entry, "server": server} if server else entry
 
 
 def outcome_item(outcome: Outcome[Any], rollout: str | None) -> dict[str, Any]:

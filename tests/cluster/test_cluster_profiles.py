@@ -606,8 +606,9 @@ def test_members_that_share_a_server_are_shown_and_flagged_before_anything_is_as
         f"{HOSTILE}/solo": (names["gpu-fleet/eu-2"], alone)})
     assert "SERVER" in dry.stderr.splitlines()[1], dry.stderr
     compare([line for line in dry.stderr.splitlines() if line.startswith("warning:")], expected=[warning])
-    compare({i["context"]: i["result"] for i in json.loads(dry.stdout)["items"]},
-            expected={f"{HOSTILE}/{n}": "approved" for n in ("lab-1", "prod", "solo")})  # a flag is a warning
+    compare({i["context"]: (i["result"], i["server"]) for i in json.loads(dry.stdout)["items"]}, expected={
+        f"{HOSTILE}/lab-1": ("approved", shared), f"{HOSTILE}/prod": ("approved", shared),
+        f"{HOSTILE}/solo": ("approved", alone)})  # a flag is a warning: each is written (here, a dry run)
 
     code, screen = at_a_terminal(aicr, inventory.kubeconfig, args, "n\n")
     compare(code, expected=2, suffix=screen)
@@ -629,8 +630,8 @@ def test_contexts_that_name_one_cluster_are_not_flagged(aicr: Aicr, inventory: I
     proc = aicr("approve", "--plan", digest, "--contexts", f"{eu_1['name']},eu-1-again", "--reason", "CHG-31",
                 "--dry-run=client", "-o", "json", kubeconfig=kubeconfig)
     compare(proc.returncode, expected=0, suffix=proc.stderr)
-    compare({i["context"]: i["result"] for i in json.loads(proc.stdout)["items"]},
-            expected={eu_1["name"]: "approved", "eu-1-again": "approved"})
+    compare({i["context"]: (i["result"], "server" in i) for i in json.loads(proc.stdout)["items"]},
+            expected={eu_1["name"]: ("approved", False), "eu-1-again": ("approved", False)})
     compare(([line for line in proc.stderr.splitlines() if line.startswith("warning:")],
              "SERVER" in proc.stderr), expected=([], False), suffix=proc.stderr)
 
