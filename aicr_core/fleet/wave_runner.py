@@ -131,7 +131,7 @@ class _Run:
         for entry in self.items.values():
             if entry["result"] == "started":
                 entry["result"] = INTERRUPTED
-        ordered = [self.items[context] for context in self.selection.contexts]
+        ordered = [plan_write.with_server(self.items[context], self.selection) for context in self.selection.contexts]
         result = plan_write.fleet_result(self.command, ordered, self.warnings, stopped=stopped)
         if exit_code:
             result = Result(result.kind, result.data, exit_code, result.names, result.warnings)
