@@ -32,6 +32,7 @@ from typing import Any
 
 from aicr_core import clock
 from aicr_core.domain import operator_api as api
+from aicr_core.domain import rollouts
 from aicr_core.domain.action_rules import approval_expiry_problem
 from aicr_core.domain.actions import ACTIONS, Action
 from aicr_core.domain.hookspecs import Identity, PolicyContext
@@ -117,15 +118,15 @@ def answer_review(request: Mapping[str, Any], engine: PolicyEngine | AicrError, 
         return _deny(answer, AicrError(Code.INVALID_OBJECT, f"the AdmissionReview's {missing}: there is nothing "
                                        "to decide; refusing (fail closed)"))
     try:
-        before = api.parse_rollout(request.get("oldObject") or {})
-        after = api.parse_rollout(request.get("object") or {})
+        before = rollouts.parse_rollout(request.get("oldObject") or {})
+        after = rollouts.parse_rollout(request.get("object") or {})
     except AicrError as err:
         return _deny(answer, err)
     problems = api.record_growth(before, after)
     if problems:
         return _deny(answer, AicrError(Code.ADMISSION_DENIED, "; ".join(problems)))
     try:
-        adds = api.added(before, after)
+        adds = rollouts.added(before, after)
     except AicrError as err:
         return _deny(answer, err)
     proposals = _proposals(adds)

@@ -80,7 +80,7 @@ def watch(cluster: KubeSession, args: argparse.Namespace) -> Iterator[Result]:
     assessment: dict[str, Any] | None = None
     last = None
     for obj in follow(cluster, api.rollouts_path(), args.rollout, f"rollout {args.rollout}"):
-        rollout = api.parse_rollout(obj)
+        rollout = rollouts.parse_rollout(obj)
         if assessment is None:  # the digest is immutable: one read serves the whole watch
             assessment = assessment_document(rollouts.read_report(cluster, args.operator_namespace,
                                                                    rollout.assessment_digest))

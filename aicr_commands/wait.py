@@ -144,12 +144,13 @@ def complete_condition(prefix: str, **_: object) -> list[str]:
 def wait(cluster: KubeSession, name: str, condition: Condition, timeout: timedelta) -> Iterator[Result | Progress]:
     """The rollout's phase changes as Progress lines, then one Result when the condition holds."""
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain import rollouts
     from aicr_core.session.watch import follow
 
     phase = None
     try:
         for obj in follow(cluster, api.rollouts_path(), name, f"rollout {name}"):
-            rollout = api.parse_rollout(obj)
+            rollout = rollouts.parse_rollout(obj)
             if phase is not None and rollout.phase != phase:
                 yield Progress(f"{datetime.now().strftime('%H:%M:%S')} {phase} -> {rollout.phase}")
             phase = rollout.phase

@@ -180,8 +180,8 @@ def assessment_lines(a: dict[str, Any]) -> list[str]:
 
 def rollout_list(d: dict[str, Any], wide: bool = False) -> list[str]:
     items = d.get("items") or []
-    if not items:  # across clusters with failures: nothing on stdout (each failure is its line on stderr)
-        return [] if d.get("errors") else ["No rollouts found."]
+    if not items:  # across clusters that all failed: nothing on stdout (each failure is its line on stderr)
+        return ["No rollouts found."] if not d.get("errors") or d.get("read") else []
     now = clock.now()
     headers = ["NAME", "PHASE", "APPROVAL", "DEADLINE", "WAITING-ON", "ASSESSMENT", "AGE"]
     if wide:

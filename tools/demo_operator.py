@@ -171,12 +171,13 @@ class OperatorStandIn:
         from kubernetes.client.exceptions import ApiException
 
         from aicr_core.domain import operator_api as api
+        from aicr_core.domain import rollouts
         from aicr_core.errors import AicrError
 
         now = dt.datetime.now(dt.timezone.utc)
         for obj in cluster.rollouts():
             try:
-                rollout = api.parse_rollout(obj)
+                rollout = rollouts.parse_rollout(obj)
             except AicrError:
                 continue  # not a rollout the operator could have written: leave it alone
             key = (cluster.context, rollout.name, str(obj.get("metadata", {}).get("uid", "")))

@@ -440,12 +440,13 @@ class Seeder:
                 report: str | None = None, report_digest: str | None = None,
                 steps: list[dict[str, Any]] | None = None, step_states: list[dict[str, str]] | None = None,
                 records: list[dict[str, Any]] | None = None, message: str = "rollout awaiting approval",
-                namespace: str = NAMESPACE, to: str | None = None, attempt: int = 1) -> str:
+                namespace: str = NAMESPACE, to: str | None = None, attempt: int = 1,
+                runtime_uid: str = "6c1f0e9a-7d2b-4c1e-9a51-3f9a1c0d2b7e") -> str:
         """A rollout to plan `to` (default: a new random digest), named as the operator names its `attempt`."""
         to = to or random_digest()
         name = f"rollout-{to[7:23]}-{attempt}"
         spec: dict[str, Any] = {
-            "runtime": {"name": "cluster", "uid": "6c1f0e9a-7d2b-4c1e-9a51-3f9a1c0d2b7e"},
+            "runtime": {"name": "cluster", "uid": runtime_uid},
             "to": {"digest": to},
             "deadline": rfc3339(deadline or dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=8)),
             "approvalRequired": approval_required,

@@ -11,12 +11,11 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from aicr_core.clock import format_time, parse_time
-from aicr_core.domain.actions import ACTIONS  # the names a record's `action` may hold
 from aicr_core.errors import AicrError, Code, shown
 from aicr_core.session import bounded_json
 
@@ -305,9 +304,11 @@ class Rollout(NamedTuple):
         return self.phase == PHASE_AWAITING_ACKNOWLEDGEMENT
 
 
-def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
+def parse_rollout(obj: Mapping[str, Any], records: bool = True, actions: Collection[str] | None = None) -> Rollout:
     """The rollout; `records=False` leaves the transition records out (a listing shows none of them,
-    and they are most of the parsing)."""
+    and they are most of the parsing). `actions`: the names a record's `action` may hold (the domain's
+    `rollouts.parse_rollout` passes the Action table's); a record annotation with an entry naming
+    another is left out, as a malformed one is."""
     r = _Reader(obj, f"runtimerollout {_Reader(obj, '').text('metadata.name')}")
     spec = r.sub("spec", r.what)
     status = r.sub("status", r.what)
@@ -347,12 +348,12 @@ def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> Rollout:
     annotations = {k: text for k in RECORD_ANNOTATIONS if isinstance(text := raw_annotations.get(k), str)}
     try:  # a record anyone may have edited (without the webhook) must not make the rollout unreadable
         stored_overrides = record_entries(annotations.get(ANNOTATION_OVERRIDES), ANNOTATION_OVERRIDES)
-        overrides += [parse_override(e) for e in stored_overrides]
+        overrides += [parse_override(e, actions) for e in stored_overrides]
     except AicrError:
         stored_overrides = ()
     try:
         stored_decisions = record_entries(annotations.get(ANNOTATION_DECISIONS), ANNOTATION_DECISIONS)
-        decisions = tuple(parse_policy_decision(e) for e in stored_decisions)
+        decisions = tuple(parse_policy_decision(e, actions) for e in stored_decisions)
     except AicrError:
         stored_decisions, decisions = (), ()
     return Rollout(
@@ -426,11 +427,12 @@ class Added(NamedTuple):
     policy_decisions: tuple[PolicyDecision, ...] = ()
 
 
-def added(before: Rollout, after: Rollout) -> Added:
+def added(before: Rollout, after: Rollout, actions: Collection[str]) -> Added:
     """What `after` (the object an update would store) adds to `before` (the stored object).
 
-    Overrides are the entries of `after`'s annotation beyond `before`'s, each checked for its shape
-    (INVALID_OBJECT); whether the annotation only grew is `record_growth`'s question (ask it first).
+    Overrides are the entries of `after`'s annotation beyond `before`'s, each checked for its shape and
+    that its action is one of `actions`, the known names (INVALID_OBJECT); whether the annotation only
+    grew is `record_growth`'s question (ask it first).
     """
     def new(parsed: tuple[Any, ...], stored: tuple[Mapping[str, Any], ...],
             old: tuple[Mapping[str, Any], ...]) -> tuple[Any, ...]:
@@ -440,8 +442,9 @@ def added(before: Rollout, after: Rollout) -> Added:
         approval=after.approval if before.approval is None else None,
         revocation=after.revocation if before.revocation is None else None,
         acknowledgements=new(after.acknowledgements, after.stored_acknowledgements, before.stored_acknowledgements),
-        overrides=tuple(parse_override(e) for e in _new_entries(before, after, ANNOTATION_OVERRIDES)),
-        policy_decisions=tuple(parse_policy_decision(e) for e in _new_entries(before, after, ANNOTATION_DECISIONS)),
+        overrides=tuple(parse_override(e, actions) for e in _new_entries(before, after, ANNOTATION_OVERRIDES)),
+        policy_decisions=tuple(parse_policy_decision(e, actions)
+                               for e in _new_entries(before, after, ANNOTATION_DECISIONS)),
     )
 
 
@@ -468,23 +471,31 @@ def record_entries(text: str | None, key: str) -> tuple[Mapping[str, Any], ...]:
     return tuple(value)
 
 
-def parse_override(entry: Mapping[str, Any]) -> Override:
-    """One entry of the overrides annotation; INVALID_OBJECT unless it has exactly the documented shape."""
+def _known(action: str, actions: Collection[str] | None) -> bool:
+    """A record's `action`: a name, one of `actions` when they are given (this module knows no action's name:
+    the Action table, aicr_core.domain.actions, is the domain's, which imports this module)."""
+    return bool(action) and (actions is None or action in actions)
+
+
+def parse_override(entry: Mapping[str, Any], actions: Collection[str] | None = None) -> Override:
+    """One entry of the overrides annotation; INVALID_OBJECT unless it has exactly the documented shape and,
+    when the known `actions` are given (the Action table's names), its `action` is one of them."""
     o = _Reader(entry, f"annotation {ANNOTATION_OVERRIDES}: an entry")
     policies = o.items("policies")
     if set(entry) != {"user", "action", "policies", "time"} or not o.text("user") \
-            or o.text("action") not in ACTIONS or not policies \
+            or not _known(o.text("action"), actions) or not policies \
             or not all(isinstance(n, str) and n for n in policies):
         raise AicrError(Code.INVALID_OBJECT, f"{o.what} is not {{user, action, policies[], time}}: {shown(entry, 200)}")
     return Override(o.text("user"), o.text("action"), tuple(policies), _required_time(o, "time"))
 
 
-def parse_policy_decision(entry: Mapping[str, Any]) -> PolicyDecision:
-    """One entry of the policy-decisions annotation; INVALID_OBJECT unless it has exactly the documented shape."""
+def parse_policy_decision(entry: Mapping[str, Any], actions: Collection[str] | None = None) -> PolicyDecision:
+    """One entry of the policy-decisions annotation; INVALID_OBJECT unless it has exactly the documented shape
+    and, when the known `actions` are given, its `action` is one of them."""
     d = _Reader(entry, f"annotation {ANNOTATION_DECISIONS}: an entry")
     digest = entry.get("digest")
     if set(entry) != {"user", "action", "time", "location", "digest"} or not d.text("user") \
-            or d.text("action") not in ACTIONS or not d.text("location") \
+            or not _known(d.text("action"), actions) or not d.text("location") \
             or not (digest is None or (isinstance(digest, str) and is_digest(digest))):
         raise AicrError(Code.INVALID_OBJECT, f"{d.what} is not {{user, action, time, location, digest}}: "
                         f"{shown(entry, 200)}")

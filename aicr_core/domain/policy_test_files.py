@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from aicr_core.domain import operator_api as api
-from aicr_core.domain import policy_file
+from aicr_core.domain import policy_file, rollouts
 from aicr_core.errors import AicrError, Code, VerdictWord
 from aicr_core.go_duration import ParsedDuration
 
@@ -241,7 +241,7 @@ def _rollout_problem(obj: Mapping[str, Any]) -> str | None:
     if not _name(obj):
         return ".metadata.name: required, a string"
     try:
-        api.parse_rollout(obj)
+        rollouts.parse_rollout(obj)
     except AicrError as err:
         return f": {err.message}"
     return None

@@ -8,9 +8,11 @@ assessment report with its verification. The decision on a write is
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_core.domain import operator_api as api
+from aicr_core.domain.actions import ACTIONS
 from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
 
 if TYPE_CHECKING:
@@ -19,6 +21,18 @@ if TYPE_CHECKING:
 
 
 # -- the rollout --------------------------------------------------------------------------------------
+
+def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> api.Rollout:
+    """The rollout, its records' actions checked against the Action table: a record naming an action the
+    table does not hold is malformed (operator_api knows no action's name; it is given them here)."""
+    return api.parse_rollout(obj, records, ACTIONS)
+
+
+def added(before: api.Rollout, after: api.Rollout) -> api.Added:
+    """What an update adds (operator_api.added), each new record's action one of the Action table's
+    (else INVALID_OBJECT: the webhook refuses a record naming an unknown action)."""
+    return api.added(before, after, ACTIONS)
+
 
 def get_object(cluster: KubeSession, path: str, what: str) -> dict[str, Any]:
     """GET one object; a 404 says which object in words (`what`), not the server's path."""
@@ -34,7 +48,7 @@ def read_rollout(cluster: KubeSession, name: str) -> api.Rollout:
     """The rollout `name`; an answer that is some other object (`{}`, say) is INVALID_OBJECT, never a rollout
     of dashes."""
     path = api.rollout_path(name)
-    rollout = api.parse_rollout(get_object(cluster, path, f"rollout {name}"))
+    rollout = parse_rollout(get_object(cluster, path, f"rollout {name}"))
     if rollout.name != name:
         raise AicrError(Code.INVALID_OBJECT, f"GET {path}: the API server answered an object named "
                         f"{shown(rollout.name or 'nothing')}, not the rollout {name}")

@@ -168,6 +168,17 @@ class Inventory:
     def labels(self, member: str) -> Mapping[str, str]:
         return self.profiles[member].labels
 
+    def server(self, member: str) -> str | None:
+        """HOST:PORT of the server the member's provider names; None when it has none to name (its turn
+        says why: no provider of the file, a server refused)."""
+        from aicr_core.fleet.hub_limits import host_port
+
+        try:
+            _provider, offer = self._chosen(member)
+            return host_port(access_providers.member_cluster(offer, member)["server"])
+        except AicrError:
+            return None
+
     def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession:
         """A session with the member, in its turn; nothing is run or sent for a profile that fails here."""
         from aicr_core.session import kube
@@ -177,6 +188,15 @@ class Inventory:
         if why is not None:
             raise AicrError(Code.UNAVAILABLE, f"ClusterProfile {member} reports {HEALTHY}=False ({why}); "
                             "it was not contacted")
+        provider, offer = self._chosen(member)
+        cluster = access_providers.member_cluster(offer, member)
+        user = access_providers.member_user(provider, offer, member)
+        return kube.connect_entries(cluster, user, f"ClusterProfile {member}, provider {provider.name}", deadline,
+                                    overrides=overrides._replace(context=None))
+
+    def _chosen(self, member: str) -> tuple[access_providers.Provider, access_providers.Offered]:
+        """The provider of the file that reaches the member, and the profile's offer of it; [KUBECONFIG]: none."""
+        profile = self.profiles[member]
         access, credential = profile.offered("accessProviders"), profile.offered("credentialProviders")
         chosen = self.providers.choose(access, credential)
         if chosen is None:
@@ -186,11 +206,7 @@ class Inventory:
             raise AicrError(Code.KUBECONFIG, f"ClusterProfile {member} {offers}, and the provider file "
                             f"{self.providers.source} has none of them (it has "
                             + ", ".join(f'"{n}"' for n in self.providers.names) + ")")
-        provider, offer = chosen
-        cluster = access_providers.member_cluster(offer, member)
-        user = access_providers.member_user(provider, offer, member)
-        return kube.connect_entries(cluster, user, f"ClusterProfile {member}, provider {provider.name}", deadline,
-                                    overrides=overrides._replace(context=None))
+        return chosen
 
 
 def hub_name(args: argparse.Namespace) -> str:

@@ -59,6 +59,10 @@ class Contexts:
     def labels(self, member: str) -> Mapping[str, str]:
         return {}  # a context has no labels (LABELLED is False: a waves selector is refused before)
 
+    def server(self, member: str) -> str | None:
+        """None: a kubeconfig the user wrote may name one cluster many times (contexts are not flagged)."""
+        return None
+
     def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession:
         from aicr_core.session import kube
 

@@ -76,13 +76,18 @@ def report_errors(command: AicrCommand, outcomes: list[Outcome[Any]]) -> None:
 
 def read(command: AicrCommand, args: argparse.Namespace,
          single: Callable[[Turn], Result] | None = None) -> list[Outcome[Result]]:
-    """The command run per selected cluster (`single`, else its take_action_on as is)."""
-    return Fleet.from_args(args).run(single or (lambda turn: run_single(command, args, turn)))
+    """The command run per selected cluster (`single`, else its take_action_on as is). SIGTERM stops it as
+    Ctrl-C does, `error: [INTERRUPTED]` (exit 143; aicr_core.framework.interruption.Terminated)."""
+    from aicr_core.framework.interruption import terminated_as_interrupted
+
+    with terminated_as_interrupted():
+        return Fleet.from_args(args).run(single or (lambda turn: run_single(command, args, turn)))
 
 
 def gathered(command: AicrCommand, outcomes: list[Outcome[Result]], kind: str, *,
              items_of: Callable[[str, Result], list[dict[str, Any]]]) -> Result:
-    """One document of every cluster's items (each with `context`) and `errors`; exit 1 when any failed."""
+    """One document of every cluster's items (each with `context`), `errors`, and the clusters `read` (each
+    that answered, in order: with no item, "none there" is then an answer); exit 1 when any failed."""
     report_errors(command, outcomes)
     items: list[dict[str, Any]] = []
     names: list[str] = []
@@ -97,7 +102,9 @@ def gathered(command: AicrCommand, outcomes: list[Outcome[Result]], kind: str, *
         warnings += outcome.value.warnings
         failed = failed or outcome.value.exit_code != 0
     errors = [error_entry(o) for o in outcomes if o.error is not None]
-    return Result(kind, {"items": items, "errors": errors}, 1 if failed else 0, tuple(names), tuple(warnings))
+    read_ones = [o.context for o in outcomes if o.value is not None]
+    return Result(kind, {"items": items, "errors": errors, "read": read_ones}, 1 if failed else 0, tuple(names),
+                  tuple(warnings))
 
 
 def read_across(command: AicrCommand, args: argparse.Namespace, kind: str, *,

@@ -41,6 +41,14 @@ _PROXY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:[A-Za-z0-9._~%!$&
 _TLS_NAME = re.compile(r"[A-Za-z0-9._-]{1,253}", re.ASCII)
 
 
+def host_port(server: str) -> str:
+    """HOST:PORT of a server `strict_server` accepts (443 when it names none): which cluster it is, as the
+    list before a fleet's write shows it; a host is compared without case."""
+    match = _SERVER.fullmatch("https://" + server[8:])
+    assert match is not None, "host_port of a server strict_server refuses"
+    return f"{match.group('host').lower()}:{int(match.group('port') or 443)}"
+
+
 def strict_server(server: str) -> str | None:
     """Why `server` is not `https://HOST[:PORT][/PATH]` as every parser reads it alike, else None.
 

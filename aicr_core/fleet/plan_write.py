@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -196,19 +197,53 @@ def written_message(action: Action, data: dict[str, Any]) -> str:
     return f"{text} ({mode} dry run: nothing was written)" if mode in ("client", "server") else text
 
 
-def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout]]) -> list[str]:
-    """What will be written, before it is: context, rollout, transition, phase."""
+def listing_lines(action: Action, digest: str, rows: list[tuple[str, api.Rollout]],
+                  servers: Mapping[str, str | None] | None = None) -> list[str]:
+    """What will be written, before it is: context, rollout, transition, phase, and the server of an
+    inventory's member (`servers`: its name says nothing of its server)."""
     from aicr_core.domain import operator_api as api
     from aicr_core.framework.text_layout import table, value
 
+    shown_servers = servers if servers and any(servers.values()) else None
     clusters = len({context for context, _ in rows})
     lines = [f"{action.title} plan {digest}: {len(rows)} rollout{'s' * (len(rows) != 1)} in "
              f"{clusters} cluster{'s' * (clusters != 1)}:"]
-    lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE"], [
+    lines += table(["CONTEXT", "ROLLOUT", "TRANSITION", "PHASE", *(["SERVER"] if shown_servers else [])], [
         [value(context), value(r.name), value(f"{api.short_digest(r.from_digest)}->{api.short_digest(r.to_digest)}"),
-         value(r.phase)]
+         value(r.phase), *([value(shown_servers.get(context))] if shown_servers else [])]
         for context, r in rows])
     return lines
+
+
+def shared_clusters(servers: Mapping[str, str | None], runtimes: Mapping[str, str] | None = None) -> list[str]:
+    """One warning a server that several inventory members resolve to, and one a ClusterRuntime UID their
+    rollouts share (unless those members were named for their server already), naming them: a hub writer
+    may point a member's name at another's cluster. A warning: the write goes on as confirmed. Members
+    whose server is None (contexts: the user wrote the servers) are not compared."""
+    def groups(values: Mapping[str, str | None]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for member, key in values.items():
+            if key and servers.get(member) is not None:
+                found.setdefault(key, []).append(member)
+        return {key: members for key, members in found.items() if len(members) > 1}
+
+    lines, named = [], set()
+    for server, members in groups(servers).items():
+        lines.append(f"{', '.join(members)} resolve to one server, {server}: {len(members)} members of the "
+                     "inventory are one cluster")
+        named.add(tuple(members))
+    for uid, members in groups(runtimes or {}).items():
+        if tuple(members) not in named:
+            lines.append(f"{', '.join(members)} hold one ClusterRuntime (UID {uid}): {len(members)} members of "
+                         "the inventory are one cluster")
+    return lines
+
+
+def warn_shared(command: AicrCommand, servers: Mapping[str, str | None],
+                runtimes: Mapping[str, str] | None = None) -> None:
+    """Each shared server or ClusterRuntime a `warning:` line on stderr, before anything is asked or written."""
+    for warning in shared_clusters(servers, runtimes):
+        command.app.warn(warning)
 
 
 def confirm(command: AicrCommand, question: str, stop: Interruption | None = None) -> bool:
@@ -257,7 +292,9 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
         else:
             to_write.append((outcome.context, rollout))
     if to_write and not stop.requested:
-        tell(command, "\n".join(listing_lines(action, args.plan, to_write)) + "\n")
+        servers = {context: selection.members.server(context) for context, _ in to_write}
+        tell(command, "\n".join(listing_lines(action, args.plan, to_write, servers)) + "\n")
+        warn_shared(command, servers, {context: r.runtime_uid for context, r in to_write})
         if dry_run(args) == "none" and not args.yes:
             clusters = len(to_write)
             if not confirm(command, f"{action.title} {len(to_write)} rollout{'s' * (len(to_write) != 1)} in "
@@ -278,8 +315,15 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
             continue
         items[done.context], cluster_warnings = done.value
         warnings += cluster_warnings
-    ordered = [items[context] for context in selection.contexts if context in items]
+    ordered = [with_server(items[context], selection) for context in selection.contexts if context in items]
     return fleet_result(command, ordered, warnings)
+
+
+def with_server(entry: dict[str, Any], selection: Fleet) -> dict[str, Any]:
+    """An inventory member's item with its `server` (HOST:PORT), as the list before the write showed it;
+    a context's item as it always was."""
+    server = selection.members.server(entry["context"])
+    return {**entry, "server": server} if server else entry
 
 
 def outcome_item(outcome: Outcome[Any], rollout: str | None) -> dict[str, Any]:

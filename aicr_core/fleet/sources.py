@@ -11,8 +11,10 @@ A source is one module of this package (named in `SOURCES`), with:
   is refused, since it chooses one cluster), and what decides a member's connection, in words;
 - `check_flags(args)`: its own [USAGE] rules, before any call (run for every source, so that a
   flag of a source not chosen is refused);
-- `members(args)`: the `Members` (its names in order, their labels, `among` for messages, and
-  `connect(member, overrides, deadline)` for a member's session, in its turn); reading them may be a call;
+- `members(args)`: the `Members` (its names in order, their labels, `among` for messages,
+  `server(member)`: the HOST:PORT a fleet write shows and compares, None where the user wrote the
+  servers, and `connect(member, overrides, deadline)` for a member's session, in its turn); reading
+  them may be a call;
 - `complete(parsed_args)`: the member names for TAB, within completion's budget.
 
 The first source whose `given` holds is the fleet's; the kubeconfig's contexts are last, the
@@ -48,6 +50,10 @@ if TYPE_CHECKING:
         def among(self) -> str: ...  # where they come from, for messages: "of the kubeconfig"
 
         def labels(self, member: str) -> Mapping[str, str]: ...
+
+        # HOST:PORT of the member's server, shown and compared before a fleet write (an inventory's member:
+        # its name says nothing of its server); None where the user chose the servers (contexts).
+        def server(self, member: str) -> str | None: ...
 
         def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession: ...
 

@@ -82,6 +82,7 @@ class _Run:
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     stop: interruption.Interruption = field(default_factory=interruption.Interruption)
+    servers: dict[str, str | None] = field(default_factory=dict)  # an inventory member's HOST:PORT
 
     @property
     def dry(self) -> bool:
@@ -96,6 +97,8 @@ class _Run:
             for context in members:
                 self.items[context] = {**item(context, NOT_STARTED), "wave": wave.name}
         stopped, exit_code = False, 0
+        self.servers = {member: self.selection.members.server(member) for member in self.selection.contexts}
+        plan_write.warn_shared(self.command, self.servers)
         try:
             if self.dry or (not self.args.yes and plan_write.interactive()):
                 yield from self.survey()
@@ -128,7 +131,7 @@ class _Run:
         for entry in self.items.values():
             if entry["result"] == "started":
                 entry["result"] = INTERRUPTED
-        ordered = [self.items[context] for context in self.selection.contexts]
+        ordered = [plan_write.with_server(self.items[context], self.selection) for context in self.selection.contexts]
         result = plan_write.fleet_result(self.command, ordered, self.warnings, stopped=stopped)
         if exit_code:
             result = Result(result.kind, result.data, exit_code, result.names, result.warnings)
@@ -164,7 +167,7 @@ class _Run:
         for wave, members in self.assignment:
             if self.stop.requested:
                 return
-            yield self.progress(f"wave {wave.name}: {', '.join(members)}")
+            yield self.progress(f"wave {wave.name}: {', '.join(self.named(m) for m in members)}")
             for outcome in self.selection.run(lambda turn: plan_write.pick(turn, self.args.plan), members):
                 if outcome.error is not None and outcome.error.code == Code.INTERRUPTED:
                     continue  # left at a signal: still not started
@@ -178,6 +181,11 @@ class _Run:
                                 one_line(outcome.error, outcome.context))
                 else:
                     self.items[outcome.context]["message"] = state
+
+    def named(self, member: str) -> str:
+        """A member as the survey lists it: with its server where the inventory chose it."""
+        server = self.servers.get(member)
+        return f"{member} ({server})" if server else member
 
     def confirmed(self) -> bool:
         clusters = sum(len(members) for _, members in self.assignment)

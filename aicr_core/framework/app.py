@@ -108,10 +108,13 @@ class AicrApp(App):
         except AicrError as err:
             self.print_error(err)
             return err.exit_code
-        except KeyboardInterrupt:
-            interrupted = AicrError(Code.INTERRUPTED, "interrupted")
+        except KeyboardInterrupt as stop:
+            from aicr_core.framework.interruption import Terminated
+
+            terminated = isinstance(stop, Terminated)  # SIGTERM during a fleet read: said as Ctrl-C is
+            interrupted = AicrError(Code.INTERRUPTED, "interrupted (SIGTERM)" if terminated else "interrupted")
             self.print_error(interrupted)
-            return interrupted.exit_code
+            return Terminated.exit_code if terminated else interrupted.exit_code
         except BrokenPipeError:
             return 141
         except Exception as err:  # noqa: BLE001 - the last line of defence: a bug, not a traceback

@@ -1,7 +1,8 @@
 """SIGINT and SIGTERM while a fleet write winds down: the first asks it to stop, the second to stop at once.
 
 A single-cluster command ends at a signal as launch.py and app.py arrange it: Ctrl-C is
-`error: [INTERRUPTED] interrupted` (exit 130), SIGTERM exits 143. A fleet write cannot end so:
+`error: [INTERRUPTED] interrupted` (exit 130), SIGTERM exits 143 (during a fleet read, inside
+`terminated_as_interrupted()`, it is said as Ctrl-C is: `Terminated`). A fleet write cannot end so:
 some clusters may be written already and one may have a write on the wire, and the approver must
 see which. So inside `deferred()` (on the main thread) the two signals are taken over:
 
@@ -30,6 +31,33 @@ from typing import Any
 
 POLL_SECONDS = 0.1  # how soon a waiting fan-out sees a signal
 SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM inside `terminated_as_interrupted()` (a fleet read): the read ends as at Ctrl-C, with
+    `error: [INTERRUPTED]`, and its exit is 143 (128 + SIGTERM), as a shell reports a command it ended."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+@contextmanager
+def terminated_as_interrupted() -> Iterator[None]:
+    """Inside the block, SIGTERM raises `Terminated` on the main thread, as SIGINT raises KeyboardInterrupt:
+    a fleet read stopped by either says so (`error: [INTERRUPTED]`) instead of ending without a word. Its
+    cleanups run as at any exception; off the main thread, or with SIGTERM ignored, nothing changes."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        yield
+        return
+
+    def terminated(_signum: int, _frame: FrameType | None) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class Interrupted(BaseException):

@@ -252,6 +252,8 @@ MINE = {"user": "alice", "action": "approve", "policies": ["spy"], "time": at()}
     (None, json.dumps({"user": "alice"}), True, "not a JSON list of objects"),
     (None, [{**MINE, "extra": 1}], True, "is not {user, action, policies[], time}"),
     (None, [{**MINE, "policies": []}], True, "is not {user, action, policies[], time}"),
+    (None, [{**MINE, "action": "delete"}], True, "is not {user, action, policies[], time}"),  # no such action
+    (None, [{**MINE, "action": ""}], True, "is not {user, action, policies[], time}"),
     (None, [MINE], False, "only in the write of the approval, revocation or acknowledgement it overrides"),
     (None, [{**MINE, "action": "revoke"}], True, "only in the write of the approval"),
     (None, [MINE, MINE], True, "only in the write of the approval"),

@@ -542,3 +542,111 @@ def test_the_plugins_program_is_the_approvers_whatever_the_current_folder_or_a_r
         assert "found through the relative PATH entry '.'" in errors[0]["message"], errors
         compare(inventory.runs(), expected=[])
     assert not marker.exists()
+
+
+# -- a member's name says nothing of its server ----------------------------------------------------------------
+
+def at_a_terminal(aicr: Aicr, kubeconfig: Path, args: list[str], answer: str) -> tuple[int, str]:
+    """`kubectl aicr ARGS` with a terminal on stdin and stderr: what it shows until it asks, answered."""
+    import pty
+
+    from support.harness import aicr_env
+
+    main, terminal = pty.openpty()
+    proc = subprocess.Popen([aicr.kubectl, "aicr", *args], stdin=terminal, stderr=terminal, stdout=subprocess.PIPE,
+                            env=aicr_env(aicr.home, kubeconfig), cwd=aicr.cwd, text=True)
+    os.close(terminal)
+    seen = b""
+    ends = time.monotonic() + 60
+    try:
+        while b"[y/N]" not in seen and time.monotonic() < ends:
+            chunk = os.read(main, 4096)
+            if not chunk:
+                break
+            seen += chunk
+        os.write(main, answer.encode())
+        while chunk := os.read(main, 4096):
+            seen += chunk
+    except OSError:  # the other end closed
+        pass
+    finally:
+        proc.wait(timeout=60)
+        os.close(main)
+    return proc.returncode, seen.decode(errors="replace")
+
+
+def seed_runtimes(inventory: Inventory, uids: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """A plan with an open rollout in each of these members, its spec.runtime.uid as given."""
+    digest = testbed.random_digest()
+    return digest, {member: inventory.fleet.member(LIVE[member]).seed.rollout(to=digest, runtime_uid=uid)
+                    for member, uid in uids.items()}
+
+
+def test_members_that_share_a_server_are_shown_and_flagged_before_anything_is_asked_or_written(
+        aicr: Aicr, inventory: Inventory, hostile: Any) -> None:
+    """A hub writer pointed `lab-1` at prod's cluster: the list shows each member's HOST:PORT, and one warning
+    names both members of that server before the question (and in a dry run); the other member is not flagged."""
+    eu_1, eu_2 = (inventory.fleet.member(LIVE[m]).plane for m in ("gpu-fleet/eu-1", "gpu-fleet/eu-2"))
+    hostile("lab-1", eu_1_cluster(inventory))
+    hostile("prod", eu_1_cluster(inventory))
+    hostile("solo", cluster_of(eu_2.url, eu_2.server_ca_pem, "eu-2", inventory.folder / "tokens.json", "eu-north"))
+    digest, names = seed_runtimes(inventory, {"gpu-fleet/eu-1": "uid-of-eu-1", "gpu-fleet/eu-2": "uid-of-eu-2"})
+    shared, alone = eu_1.url.removeprefix("https://"), eu_2.url.removeprefix("https://")
+    args = ["approve", "--plan", digest, *profiles_args(inventory, "--profile-namespace", HOSTILE),
+            "--reason", "CHG-30 driver 580"]
+    warning = f"warning: {HOSTILE}/lab-1, {HOSTILE}/prod resolve to one server, {shared}: 2 members of the " \
+              "inventory are one cluster"
+
+    dry = inventory.clean(aicr(*args, "--dry-run=client", "-o", "json", kubeconfig=inventory.kubeconfig))
+    compare(dry.returncode, expected=0, suffix=dry.stderr)
+    listed = {line.split()[0]: line.split() for line in dry.stderr.splitlines()
+              if line.strip().startswith(f"{HOSTILE}/")}
+    compare({member: (words[1], words[-1]) for member, words in listed.items()}, suffix=dry.stderr, expected={
+        f"{HOSTILE}/lab-1": (names["gpu-fleet/eu-1"], shared), f"{HOSTILE}/prod": (names["gpu-fleet/eu-1"], shared),
+        f"{HOSTILE}/solo": (names["gpu-fleet/eu-2"], alone)})
+    assert "SERVER" in dry.stderr.splitlines()[1], dry.stderr
+    compare([line for line in dry.stderr.splitlines() if line.startswith("warning:")], expected=[warning])
+    compare({i["context"]: (i["result"], i["server"]) for i in json.loads(dry.stdout)["items"]}, expected={
+        f"{HOSTILE}/lab-1": ("approved", shared), f"{HOSTILE}/prod": ("approved", shared),
+        f"{HOSTILE}/solo": ("approved", alone)})  # a flag is a warning: each is written (here, a dry run)
+
+    code, screen = at_a_terminal(aicr, inventory.kubeconfig, args, "n\n")
+    compare(code, expected=2, suffix=screen)
+    assert warning in screen and screen.index(warning) < screen.index("[y/N]"), screen
+    assert f"{HOSTILE}/lab-1" in screen and shared in screen and alone in screen, screen
+    for member in ("gpu-fleet/eu-1", "gpu-fleet/eu-2"):
+        assert "approval" not in spec_of(inventory, member, names[member]), member  # not confirmed: untouched
+
+
+def test_contexts_that_name_one_cluster_are_not_flagged(aicr: Aicr, inventory: Inventory, tmp_path: Path) -> None:
+    """A kubeconfig the user wrote may name one cluster many times: no server column, no warning."""
+    doc = json.loads(inventory.fleet.kubeconfig.read_text())
+    eu_1 = next(c for c in doc["contexts"] if c["name"] == LIVE["gpu-fleet/eu-1"])
+    doc["contexts"].append({"name": "eu-1-again", "context": dict(eu_1["context"])})
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps(doc))
+    kubeconfig.chmod(0o600)
+    digest, names = seed(inventory)
+    proc = aicr("approve", "--plan", digest, "--contexts", f"{eu_1['name']},eu-1-again", "--reason", "CHG-31",
+                "--dry-run=client", "-o", "json", kubeconfig=kubeconfig)
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare({i["context"]: (i["result"], "server" in i) for i in json.loads(proc.stdout)["items"]},
+            expected={eu_1["name"]: ("approved", False), "eu-1-again": ("approved", False)})
+    compare(([line for line in proc.stderr.splitlines() if line.startswith("warning:")],
+             "SERVER" in proc.stderr), expected=([], False), suffix=proc.stderr)
+
+
+def test_members_whose_rollouts_name_one_cluster_runtime_are_flagged(aicr: Aicr, inventory: Inventory,
+                                                                     hostile: Any) -> None:
+    """Two servers, one ClusterRuntime UID (the rollouts' spec.runtime.uid): one warning naming both members."""
+    eu_1, eu_2 = (inventory.fleet.member(LIVE[m]).plane for m in ("gpu-fleet/eu-1", "gpu-fleet/eu-2"))
+    hostile("east", eu_1_cluster(inventory))
+    hostile("west", cluster_of(eu_2.url, eu_2.server_ca_pem, "eu-2", inventory.folder / "tokens.json", "eu-north"))
+    uid = "0b6a3f1e-5c2d-4e8f-9a7b-1c3d5e7f9a0b"
+    digest, _ = seed_runtimes(inventory, {"gpu-fleet/eu-1": uid, "gpu-fleet/eu-2": uid})
+    proc = inventory.clean(aicr("approve", "--plan", digest, *profiles_args(inventory, "--profile-namespace", HOSTILE),
+                                "--reason", "CHG-32", "--dry-run=client", kubeconfig=inventory.kubeconfig))
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    compare([line for line in proc.stderr.splitlines() if line.startswith("warning:")], expected=[
+        f"warning: {HOSTILE}/east, {HOSTILE}/west hold one ClusterRuntime (UID {uid}): 2 members of the inventory "
+        "are one cluster"])

@@ -169,6 +169,25 @@ def test_yes_is_needed_without_a_terminal_and_a_dry_run_writes_nothing(aicr: Aic
             expected={c: ("skipped", "NOT_APPROVED") for c in CONTEXTS})
 
 
+def test_a_pending_list_says_none_were_found_in_the_clusters_read_beside_the_one_that_failed(
+        aicr: Aicr, fleet: Fleet) -> None:
+    """One context fails, the other has nothing pending (its only rollout so labelled has ended): `No rollouts
+    found.` on stdout for the one read, the failure on stderr, exit 1 as for any partial failure."""
+    member = fleet.member("gpu-eu-1")
+    label = f"aicr-test/pending-read={testbed.random_digest()[7:23]}"
+    name = member.seed.rollout(phase="Ended", outcome="Succeeded")
+    member.plane.kubectl("label", "runtimerollouts", name, label)
+    proc = aicr("list", "--contexts", f"gpu-eu-1,{DOWN}", "--pending", "-l", label, kubeconfig=fleet.kubeconfig)
+    compare((proc.returncode, proc.stdout), expected=(1, "No rollouts found.\n"), suffix=proc.stderr)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    compare(len(errors), expected=1, suffix=proc.stderr)
+    assert errors[0].startswith(f"error: [UNAVAILABLE] context {DOWN}: "), errors
+    document = aicr("list", "--contexts", f"gpu-eu-1,{DOWN}", "--pending", "-l", label, "-o", "json",
+                    kubeconfig=fleet.kubeconfig)
+    compare({k: v for k, v in json.loads(document.stdout).items() if k != "errors"},
+            expected={"kind": "RolloutList", "items": [], "read": ["gpu-eu-1"]}, suffix=document.stderr)
+
+
 # -- waves ------------------------------------------------------------------------------------------------------------
 
 WAVES = [{"name": "canary", "contexts": ["gpu-lab-1"]}, {"name": "eu", "contexts": ["gpu-eu-*"]}]

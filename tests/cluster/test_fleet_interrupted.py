@@ -327,3 +327,29 @@ def test_the_last_wave_all_skipped_fails_too(aicr: Aicr, fleet: Fleet, tmp_path:
     compare(proc.returncode, expected=1, suffix=proc.stderr)
     compare(results(json.loads(proc.stdout)), expected={"gpu-eu-1": "skipped", "gpu-eu-2": "skipped"})
     assert "wave only: every cluster was skipped" in proc.stderr, proc.stderr
+
+
+# -- a fleet read, interrupted ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("signum", "output"), [(signal.SIGTERM, "text"), (signal.SIGINT, "text"),
+                                                (signal.SIGTERM, "json")])
+def test_a_fleet_read_stopped_by_a_signal_says_so(aicr: Aicr, fleet: Fleet, tmp_path: Path, signum: int,
+                                                   output: str) -> None:
+    """SIGTERM ends a fleet read as Ctrl-C does: `error: [INTERRUPTED]` on stderr (not a silent exit), 128 + the
+    signal, no traceback, and the cluster's credentials plugin is not left running."""
+    kubeconfig, pid_file = sleeping_plugin_kubeconfig(fleet, tmp_path, SLOW)
+    with Running(aicr, kubeconfig, "list", "--all-contexts", "--pending", "-o", output) as run:
+        ends = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < ends:
+            time.sleep(0.05)
+        assert pid_file.exists(), run.stderr
+        time.sleep(0.5)
+        run.signal(signum)
+        code, stdout, took = run.finish()
+    compare(code, expected=128 + signum, suffix=run.stderr)
+    assert took < 5, took
+    interrupted = [line for line in run.err if line.startswith("error: [INTERRUPTED] interrupted")]
+    compare(len(interrupted), expected=1, suffix=run.stderr)
+    assert "Traceback" not in run.stderr, run.stderr
+    compare(stdout, expected="")
+    assert not alive(int(pid_file.read_text())), "the credentials plugin outlived the command"

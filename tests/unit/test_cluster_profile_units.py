@@ -347,3 +347,25 @@ def test_a_relative_command_is_taken_from_the_provider_files_folder(tmp_path: An
     with ShouldRaise(AicrError) as raised:
         providers.member_user(without_folder.providers[0], offered("p"), "ns/m")
     compare(raised.raised.code, expected=Code.KUBECONFIG)
+
+
+# -- a member's server, as the list before a fleet write shows and compares it ------------------------------
+
+@pytest.mark.parametrize(("server", "shown"), [
+    ("https://Prod.Example:6443", "prod.example:6443"), ("https://prod.example", "prod.example:443"),
+    ("https://prod.example:443/k8s/clusters/c-1", "prod.example:443"), ("https://[::1]:8443", "[::1]:8443"),
+    ("HTTPS://10.0.0.7:06443", "10.0.0.7:6443")])
+def test_a_server_is_shown_as_its_host_and_port(server: str, shown: str) -> None:
+    compare((hub_limits.strict_server(server), hub_limits.host_port(server)), expected=(None, shown))
+
+
+def test_one_warning_a_shared_server_or_runtime_and_none_for_contexts() -> None:
+    from aicr_core.fleet.plan_write import shared_clusters
+
+    servers = {"f/lab-1": "prod:443", "f/prod": "prod:443", "f/eu": "eu:443", "f/ap": "ap:443"}
+    runtimes = {"f/lab-1": "u-1", "f/prod": "u-1", "f/eu": "u-2", "f/ap": "u-2"}
+    compare(shared_clusters(servers, runtimes), expected=[
+        "f/lab-1, f/prod resolve to one server, prod:443: 2 members of the inventory are one cluster",
+        "f/eu, f/ap hold one ClusterRuntime (UID u-2): 2 members of the inventory are one cluster"])
+    contexts: dict[str, str | None] = {"a": None, "b": None}  # the user wrote these servers: never flagged
+    compare(shared_clusters(contexts, {"a": "u-1", "b": "u-1"}), expected=[])

@@ -80,3 +80,14 @@ def test_the_domain_that_imports_the_framework_breaks_a_contract(tmp_path: Path)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
     assert "The domain imports nothing of the command-line framework" in proc.stdout, proc.stdout
     assert "aicr_core.domain.write_limits -> aicr_core.framework.flags" in proc.stdout, proc.stdout
+
+
+def test_the_operator_api_that_imports_the_action_table_breaks_a_contract(tmp_path: Path) -> None:
+    """The circle issue 27 found (operator_api -> actions -> action_rules -> operator_api) cannot come back."""
+    tree = copy_of_the_tree(tmp_path)
+    with (tree / "aicr_core" / "domain" / "operator_api.py").open("a") as module:
+        module.write("\nfrom aicr_core.domain.actions import ACTIONS  # noqa: E402 - the deliberate mistake\n")
+    proc = lint_imports(tree)
+    compare(proc.returncode, expected=1, suffix=proc.stdout)
+    assert "The operator API knows no action" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout
+    assert "aicr_core.domain.operator_api -> aicr_core.domain.actions" in proc.stdout, proc.stdout

@@ -141,3 +141,14 @@ def test_a_damaged_override_record_does_not_make_the_rollout_unreadable(text: st
     obj = rollout()
     obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: text}
     compare(api.parse_rollout(obj).overrides, expected=())
+
+
+def test_a_record_naming_an_action_the_table_lacks_is_a_damaged_one() -> None:
+    """The domain hands operator_api the Action table's names: a record naming another is left out, as
+    a damaged one is; the names the table holds are kept (operator_api itself names no action)."""
+    from aicr_core.domain import rollouts
+
+    for action, kept in (("delete", ()), ("revoke", (("alice", "revoke"),))):
+        obj = rollout()
+        obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: json.dumps([{**OVERRIDE, "action": action}])}
+        compare([(o.user, o.action) for o in rollouts.parse_rollout(obj).overrides], expected=list(kept))
