@@ -11,6 +11,7 @@ command that builds it; under CI=true it fails the run: CI never skips them.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import sys
@@ -95,3 +96,16 @@ def silent_server() -> Iterator[int]:
     for conn in held:
         conn.close()
     server.close()
+
+
+@pytest.fixture
+def change_ticket_named(plane: testbed.ControlPlane) -> Iterator[None]:
+    """The cluster's policy file names change-ticket: the site policy is INACTIVE_UNTIL_CONFIGURED."""
+    policy = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {"change-ticket": {}}}
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
+                 "data": {"policy.yaml": json.dumps(policy)}}
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
+    plane.kubectl("create", "-f", "-", input=json.dumps(configmap))
+    yield
+    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")

@@ -6,7 +6,6 @@ in a temporary folder on PYTHONPATH with generated dist-info (plugin_env.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from testfixtures import compare
@@ -22,19 +21,6 @@ def test_site_command_and_renderer(site_package: Aicr, plane: testbed.ControlPla
                                                          'groups,"[""aicr:approvers"", ""system:authenticated""]"\n'),
             suffix=proc.stderr)
     assert "identity     Show the username and groups" in aicr("help").stdout
-
-
-@pytest.fixture
-def change_ticket_named(plane: testbed.ControlPlane) -> Iterator[None]:
-    """The cluster's policy file names change-ticket: the site policy is INACTIVE_UNTIL_CONFIGURED."""
-    policy = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {"change-ticket": {}}}
-    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
-                 "data": {"policy.yaml": json.dumps(policy)}}
-    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
-    plane.kubectl("create", "-f", "-", input=json.dumps(configmap))
-    yield
-    plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
 
 
 @pytest.mark.usefixtures("change_ticket_named")

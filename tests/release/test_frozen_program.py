@@ -104,6 +104,7 @@ def plugin_folder(tmp_path: Path) -> Path:
     return tmp_path / "plugins"
 
 
+@pytest.mark.usefixtures("change_ticket_named")  # the site's policy waits to be configured
 def test_a_site_wheel_installs_into_the_frozen_program_and_its_policy_decides(
         frozen: Path, aicr: Aicr, plugin_folder: Path, example_wheels: dict[str, Path],
         plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
