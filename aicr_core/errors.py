@@ -101,8 +101,8 @@ class Code(str, enum.Enum):
         "code, or a renderer failed (nothing is printed)"
     )
     INTERRUPTED = "INTERRUPTED", (
-        "Ctrl-C; in a fleet write's result, a cluster whose write had no answer when a second signal came (it "
-        "may be stored)"
+        "Ctrl-C, or SIGTERM during a fleet read (exit 143); in a fleet write's result, a cluster whose write had "
+        "no answer when a second signal came (it may be stored)"
     )
     INTERNAL = "INTERNAL", "a bug; AICR_DEBUG=1 shows the traceback"
 

@@ -88,4 +88,4 @@ def test_the_webhook_without_its_extra_says_what_to_install(installed: Installed
     line = json.loads(proc.stderr)
     compare({k: line[k] for k in ("level", "msg", "error")}, expected={
         "level": "error", "msg": "cannot start",
-        "error": f"the admission extra is not installed (no module h11, prometheus_client): {INSTALL_EXTRA}"})
+        "error": f"the admission extra is not installed (no module prometheus_client): {INSTALL_EXTRA}"})
