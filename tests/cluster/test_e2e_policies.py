@@ -458,8 +458,8 @@ def test_plugins_shows_what_the_cluster_file_activates(aicr: Aicr, plane: testbe
     compare((doc["policyFile"]["source"], doc["policyFile"]["found"], doc["policyFile"]["error"]),
             expected=(SOURCE, True, None))
     text = as_user(aicr, plane, "victor", "plugins").stdout
-    assert "aicr.policies   four-eyes            kubectl-aicr  0.1.0    yes     warn     ok" in text, text
-    assert "aicr.policies   crd-changes          kubectl-aicr  0.1.0    no      -        ok" in text, text
+    assert "aicr.policies   four-eyes            kubectl-aicr  0.1.0    built-in  yes     warn     ok" in text, text
+    assert "aicr.policies   crd-changes          kubectl-aicr  0.1.0    built-in  no      -        ok" in text, text
     assert f"Policy file: {SOURCE} (sha256:" in text
 
 
