@@ -16,20 +16,16 @@ Standard library only: this runs before any virtual environment exists.
 from __future__ import annotations
 
 import argparse
-import fcntl
-import json
 import os
 import re
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+
+import go_builds
+from go_builds import BuildError
 
 KSM_VERSION = os.environ.get("AICR_KSM_VERSION", "v2.20.0")
 PROMETHEUS_VERSION = os.environ.get("AICR_PROMETHEUS_VERSION", "v0.316.0")  # the module's tag of Prometheus 3.16.0
@@ -37,85 +33,26 @@ ALERTMANAGER_VERSION = os.environ.get("AICR_ALERTMANAGER_VERSION", "v0.35.0")
 BINARIES = ("kube-state-metrics", "prometheus", "promtool", "alertmanager", "amtool")
 MIN_FREE_BYTES = 4 * 1024**3
 CACHE_ROOT = Path(os.environ.get("AICR_MONITORING_CACHE", Path.home() / ".cache" / "aicr-monitoring"))
+# GOWORK=off: Prometheus' module ships a go.work naming folders the module zip lacks.
+# GOFLAGS empty: each module's own go.mod and go.sum pin everything (-mod=readonly, the default).
+GO_ENV = go_builds.go_env(GOWORK="off", GOFLAGS="")
 
-
-class BuildError(Exception):
-    """A failure the user can act on; printed without a traceback."""
-
-
-STARTED = time.monotonic()
-
-
-def elapsed(seconds: float) -> str:
-    """`4m05s`, `12s`: short enough for a log line."""
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
-
-
-def log(msg: str) -> None:
-    """One line on stderr, with the time since the build started: a 10-minute build shows it is alive."""
-    print(f"build-monitoring [{elapsed(time.monotonic() - STARTED):>6}]: {msg}", file=sys.stderr, flush=True)
-
-
-HEARTBEAT_SECONDS = 60.0
-
-
-@contextmanager
-def step(what: str) -> Iterator[None]:
-    """Log a step when it starts, every minute while it runs, and with its own duration when it is done."""
-    log(f"{what} ...")
-    began, done = time.monotonic(), threading.Event()
-
-    def heartbeat() -> None:
-        while not done.wait(HEARTBEAT_SECONDS):
-            log(f"{what}: still running after {elapsed(time.monotonic() - began)}")
-
-    beat = threading.Thread(target=heartbeat, daemon=True)
-    beat.start()
-    try:
-        yield
-    finally:
-        done.set()
-        beat.join()
-    log(f"{what}: done in {elapsed(time.monotonic() - began)}")
-
-
-def go_env() -> dict[str, str]:
-    # GOWORK=off: Prometheus' module ships a go.work naming folders the module zip lacks.
-    # GOFLAGS empty: each module's own go.mod and go.sum pin everything (-mod=readonly, the default).
-    return dict(os.environ, GOTOOLCHAIN="local", CGO_ENABLED="0", GOWORK="off", GOFLAGS="")
+log = go_builds.BuildLog("build-monitoring")
+step = log.step
 
 
 def run(args: list[str], cwd: Path | None = None) -> str:
-    proc = subprocess.run(args, cwd=cwd, env=go_env(), capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-25:])
-        if re.search(r"404 Not Found|410 Gone|not available|unknown revision|invalid version", tail):
-            raise BuildError(f"a module is not served by the Go module proxy:\n{tail}")
-        raise BuildError(f"`{' '.join(args)}` failed:\n{tail}")
-    return proc.stdout
+    return go_builds.run(args, GO_ENV, cwd)
 
 
 def go_version() -> str:
-    if shutil.which("go") is None:
-        raise BuildError("Go is not installed (need go >= the version each module's go.mod names); "
-                         "install Go and retry")
-    return run(["go", "env", "GOVERSION"]).strip()  # e.g. go1.26.8
-
-
-def version_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+    return go_builds.go_version(GO_ENV, "each module's go.mod")  # e.g. go1.26.8
 
 
 def download_module(module: str, version: str) -> Path:
     """The module's folder in the (read-only) module cache, after checking Go is new enough for it."""
-    info = json.loads(run(["go", "mod", "download", "-json", f"{module}@{version}"]))
-    if "Error" in info:
-        raise BuildError(f"{module}@{version} is not served: {info['Error']}")
-    need = re.search(r"^go (\S+)", Path(info["GoMod"]).read_text(), re.M)
-    have = go_version()
-    if need and version_tuple(have) < version_tuple(need.group(1)):
-        raise BuildError(f"{have} is too old: {module}@{version} needs go {need.group(1)}")
+    info = go_builds.download_module(module, version, GO_ENV)
+    go_builds.check_go(Path(info["GoMod"]).read_text(), go_version(), f"{module}@{version}")
     return Path(info["Dir"])
 
 
@@ -176,36 +113,25 @@ def build_alertmanager(workdir: Path, out: Path) -> None:
              "-o", str(out) + "/", "./cmd/alertmanager", "./cmd/amtool"], cwd=copy)
 
 
-def check_disk(path: Path) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(path).free
-    if free < MIN_FREE_BYTES:
-        raise BuildError(f"only {free / 1024**3:.1f} GiB free; "
-                         f"the build needs about {MIN_FREE_BYTES / 1024**3:.0f} GiB")
-
-
 def complete(folder: Path) -> bool:
-    return all(os.access(folder / b, os.X_OK) for b in BINARIES)
+    return go_builds.complete(folder, BINARIES)
 
 
 def build(folder: Path) -> dict[str, float]:
-    start = time.monotonic()
-    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
-    try:
-        out = staging / "bin"
-        out.mkdir()
-        build_kube_state_metrics(out)
-        build_alertmanager(staging, out)
-        build_prometheus(out)
-        missing = [b for b in BINARIES if not os.access(out / b, os.X_OK)]
-        if missing:
-            raise BuildError(f"the build made no {', '.join(missing)}")
-        figures = {"wall_seconds": round(time.monotonic() - start, 1)}
-        (out / "build-figures.json").write_text(json.dumps(figures, indent=2) + "\n")
-        out.rename(folder)  # atomic: the folder exists only when all five binaries do
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    log("build figures (cold only when the Go caches were empty): " + json.dumps(figures))
+    with go_builds.measured(folder, GO_ENV, log) as figures:
+        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
+        try:
+            out = staging / "bin"
+            out.mkdir()
+            build_kube_state_metrics(out)
+            build_alertmanager(staging, out)
+            build_prometheus(out)
+            missing = [b for b in BINARIES if not os.access(out / b, os.X_OK)]
+            if missing:
+                raise BuildError(f"the build made no {', '.join(missing)}")
+            out.rename(folder)  # atomic: the folder exists only when all five binaries do
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return figures
 
 
@@ -229,17 +155,10 @@ def main() -> int:
             return 0 if complete(folder) else 1
         if os.environ.get("AICR_MONITORING_BIN"):
             raise BuildError(f"AICR_MONITORING_BIN={folder} does not hold {', '.join(BINARIES)}")
-        check_disk(folder.parent)
-        with open(folder.parent / ".lock", "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:  # another caller is building it right now: say so, then wait
-                with step(f"another build of {folder.name} is running; waiting for it"):
-                    fcntl.flock(lock, fcntl.LOCK_EX)
-            if not complete(folder):
-                log(f"the monitoring programs are not built yet: building them into {folder} "
-                    "(once per machine; about 10 minutes of 2 cores)")
-                build(folder)
+        go_builds.check_disk(folder.parent, MIN_FREE_BYTES, GO_ENV)
+        go_builds.build_once(folder, complete, build, log,
+                             f"the monitoring programs are not built yet: building them into {folder} "
+                             "(once per machine; about 10 minutes of 2 cores)")
         print(folder)
         return 0
     except BuildError as err:

@@ -9,41 +9,49 @@ build it once; a folder whose programs are all there is reused.
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+import go_builds
+from go_builds import BuildError
 
 TOOLS: dict[str, tuple[str, list[str]]] = {
     "actionlint": ("v1.7.12", ["github.com/rhysd/actionlint/cmd/actionlint"]),
     "krew": ("v0.4.3", ["sigs.k8s.io/krew/cmd/krew", "sigs.k8s.io/krew/cmd/validate-krew-manifest"]),
 }
+log = go_builds.BuildLog("go-tools")
 
 
 def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aicr-go-tools"
 
 
+def programs(name: str) -> tuple[str, ...]:
+    return tuple(package.rsplit("/", 1)[-1] for package in TOOLS[name][1])
+
+
 def built(name: str) -> Path:
+    """The folder of NAME's programs, `go install`ed into it first if any is missing."""
     version, packages = TOOLS[name]
     folder = cache_root() / f"{name}-{version}"
-    programs = [folder / package.rsplit("/", 1)[-1] for package in packages]
+    if go_builds.complete(folder, programs(name)):
+        return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if all(p.is_file() and os.access(p, os.X_OK) for p in programs):
-            return folder
-        go = shutil.which("go")
-        if go is None:
-            raise SystemExit(f"error: building {name} needs Go on PATH")
-        partial = folder.with_name(folder.name + ".partial")
+
+    def install(target: Path) -> None:
+        partial = target.with_name(target.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        env = {**os.environ, "GOBIN": str(partial), "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
-        subprocess.run(["nice", go, "install", *(f"{p}@{version}" for p in packages)], env=env, check=True)
-        shutil.rmtree(folder, ignore_errors=True)
-        partial.rename(folder)
+        env = go_builds.go_env(GOBIN=str(partial), GOFLAGS="-mod=mod")
+        go_builds.go_version(env, f"{name} {version}")
+        with log.step(f"{name} {version}: go install {' '.join(packages)}"):
+            go_builds.run(["nice", "go", "install", *(f"{p}@{version}" for p in packages)], env)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+
+    go_builds.build_once(folder, lambda f: go_builds.complete(f, programs(name)), install, log,
+                         f"{name} is not built yet: building it into {folder} (once per machine)")
     return folder
 
 
@@ -51,7 +59,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1 or argv[0] not in TOOLS:
         print(f"usage: go_tools.py {'|'.join(TOOLS)}", file=sys.stderr)
         return 2
-    print(built(argv[0]))
+    try:
+        print(built(argv[0]))
+    except BuildError as err:
+        log(f"error: {err}")
+        return 1
     return 0
 
 

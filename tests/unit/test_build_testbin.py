@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import go_builds
 import pytest
 from testfixtures import ShouldRaise, compare
 
@@ -87,7 +88,7 @@ def test_a_long_step_says_it_is_still_running(capsys: pytest.CaptureFixture[str]
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    monkeypatch.setattr(build_testbin, "HEARTBEAT_SECONDS", 0.05)
+    monkeypatch.setattr(go_builds, "HEARTBEAT_SECONDS", 0.05)
     with build_testbin.step("compiling"):
         time.sleep(0.2)
     lines = [line.split("]: ", 1)[1] for line in capsys.readouterr().err.splitlines()]
