@@ -57,7 +57,7 @@ class Webhook:
                  kubeconfig: Path | None = None) -> None:
         assert plane is not None or (workdir is not None and kubeconfig is not None), "a plane, or a kubeconfig"
         self.plane = plane
-        self.workdir = workdir if workdir is not None else plane.workdir / "admission"
+        self.workdir = workdir if workdir is not None else self.cluster.workdir / "admission"
         self.workdir.mkdir(parents=True, exist_ok=True)
         ca, ca_cert, ca_key = testbed.make_ca("aicr-admission-test-ca")
         serving = testbed.issue(ca_cert, ca_key, "aicr-admission", server=True)
@@ -85,6 +85,13 @@ class Webhook:
             [{"name": "webhook", "user": {"client-certificate-data": testbed.b64(client.cert_pem),
                                           "client-key-data": testbed.b64(client.key_pem)}}],
             [{"name": "webhook", "context": {"cluster": "plane", "user": "webhook"}}], "webhook")
+
+    @property
+    def cluster(self) -> testbed.ControlPlane:
+        """The control plane it runs on: what the cluster side needs (a webhook on its own has none)."""
+        if self.plane is None:
+            raise testbed.TestbedError("this webhook runs on its own: it has no control plane")
+        return self.plane
 
     @property
     def url(self) -> str:
@@ -175,7 +182,7 @@ class Webhook:
         """The manifests' ServiceAccount, roles and bindings (runtime, policy file, Events), as shipped."""
         docs = [d for name in ("50-admission-webhook.yaml", "52-admission-events.yaml")
                 for d in manifest_documents(name) if d["kind"] in RBAC_KINDS]
-        self.plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+        self.cluster.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
 
     def configuration(self) -> dict[str, Any]:
         """The manifest's ValidatingWebhookConfiguration, calling this process by URL with the test CA."""
@@ -187,19 +194,19 @@ class Webhook:
 
     def register(self, timeout: float = 60) -> None:
         """Register the webhook and wait until the API server calls it (a dry-run approval is decided)."""
-        self.plane.kubectl("apply", "-f", "-", input=json.dumps(self.configuration()))
-        probe = testbed.Seeder(self.plane).rollout()
+        self.cluster.kubectl("apply", "-f", "-", input=json.dumps(self.configuration()))
+        probe = testbed.Seeder(self.cluster).rollout()
         patch = json.dumps({"spec": {"approval": {"user": "alice", "expires": "2099-01-01T00:00:00Z",
                                                   "reason": "webhook probe"}}})
         ends = time.monotonic() + timeout
         while time.monotonic() < ends:
-            self.plane.kubectl("patch", "runtimerollout", probe, "--type=merge", f"-p={patch}", "--dry-run=server",
+            self.cluster.kubectl("patch", "runtimerollout", probe, "--type=merge", f"-p={patch}", "--dry-run=server",
                                user="alice", check=False)
             if self.decisions(probe):
-                self.plane.kubectl("delete", "runtimerollout", probe)
+                self.cluster.kubectl("delete", "runtimerollout", probe)
                 return
             time.sleep(0.25)
         raise testbed.TestbedError(f"the API server did not call the webhook within {timeout:.0f}s\n{self.log_tail()}")
 
     def unregister(self) -> None:
-        self.plane.kubectl("delete", "validatingwebhookconfiguration", "aicr-admission", "--ignore-not-found")
+        self.cluster.kubectl("delete", "validatingwebhookconfiguration", "aicr-admission", "--ignore-not-found")

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import testbed
 
@@ -198,7 +198,8 @@ def reset(folder: Path) -> dict[str, dict[str, str]]:
     members = [Member(p["context"], testbed.ControlPlane(Path(p["workdir"]))) for p in state["planes"]]
     for m in members:
         custom = client.CustomObjectsApi(m.plane.api("aicr-operator"))
-        found = custom.list_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts")
+        found = cast(dict[str, Any], custom.list_cluster_custom_object(
+            testbed.GROUP, testbed.VERSION, "runtimerollouts"))
         for obj in found.get("items", []):
             custom.delete_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts",
                                                 obj["metadata"]["name"])

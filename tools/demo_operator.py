@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import testbed
 
@@ -41,16 +41,17 @@ class Cluster:
         self.custom = client.CustomObjectsApi(plane.api(USER))
 
     def rollouts(self) -> list[dict[str, Any]]:
-        found = self.custom.list_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts")
+        found = cast(dict[str, Any], self.custom.list_cluster_custom_object(
+            testbed.GROUP, testbed.VERSION, "runtimerollouts"))
         return list(found.get("items", []))
 
     def write_status(self, name: str, resource_version: str, status: dict[str, Any]) -> str:
         """The status, only onto the version read (a reset may have put a new rollout of that name there
         meanwhile: then 409, and the next round reads it afresh); the new resourceVersion."""
-        written = self.custom.patch_cluster_custom_object_status(
+        written = cast(dict[str, Any], self.custom.patch_cluster_custom_object_status(
             testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
             {"metadata": {"resourceVersion": resource_version}, "status": status},
-            _content_type="application/merge-patch+json")
+            _content_type="application/merge-patch+json"))
         return str(written["metadata"]["resourceVersion"])
 
     def label_outcome(self, name: str, resource_version: str, outcome: str) -> None:

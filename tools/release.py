@@ -9,7 +9,7 @@ krew manifest `aicr.yaml`, `constraints.txt` (the distributions inside the progr
 CycloneDX SBOM of those distributions, and the wheel and the sdist, all stamped with the version.
 
 Reproducible: the time of every file is the commit's (SOURCE_DATE_EPOCH), PYTHONHASHSEED is fixed,
-and the archive has sorted names, owner 0 and a gzip header without name or time.
+and the archive and the sdist have sorted names, owner 0 and a gzip header without name or time.
 """
 from __future__ import annotations
 
@@ -146,6 +146,24 @@ def write_archive(archive: Path, program: Path, license_file: Path, epoch: int) 
     partial.replace(archive)
 
 
+def rewrite_sdist(sdist: Path, epoch: int) -> None:
+    """The sdist again, its bytes depending only on its files: setuptools writes the time of the build
+    into its gzip header and stamps the files it generates (PKG-INFO, SOURCES.txt) with their own time."""
+    buffer = io.BytesIO()
+    with tarfile.open(sdist, mode="r:gz") as source, \
+            tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for info in sorted(source.getmembers(), key=lambda member: member.name):
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            info.mtime = epoch
+            info.pax_headers = {}
+            tar.addfile(info, source.extractfile(info) if info.isfile() else None)
+    partial = sdist.with_name(sdist.name + ".partial")
+    with partial.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        gz.write(buffer.getvalue())
+    partial.replace(sdist)
+
+
 def sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as data:
@@ -188,6 +206,7 @@ def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
     wheels, sdists = list(dist.glob("*.whl")), list(dist.glob("*.tar.gz"))
     if len(wheels) != 1 or len(sdists) != 1:
         raise ReleaseError(f"the build made {wheels + sdists}, not one wheel and one sdist")
+    rewrite_sdist(sdists[0], epoch)
 
     step("the program's virtualenv: the wheel and its requirements")
     runtime = venv(BUILD / "runtime", with_pip=False)

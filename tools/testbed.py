@@ -36,7 +36,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFESTS = ROOT / "manifests"  # the operator's CRDs, admission policy and RBAC, exactly as its spec has them
@@ -174,6 +174,13 @@ def b64(data: bytes) -> str:
 
 # -- the control plane ----------------------------------------------------------------------
 
+def program_of(proc: subprocess.Popen[bytes]) -> str:
+    """The program a process runs, for messages: the first of its arguments."""
+    args = proc.args
+    first = args if isinstance(args, (str, bytes, os.PathLike)) else args[0]
+    return os.fsdecode(first)
+
+
 class ControlPlane:
     def __init__(self, workdir: Path | None = None, apiserver_flags: Sequence[str] = ()) -> None:
         """`apiserver_flags`: more kube-apiserver flags (an audit policy and log, say), after the testbed's own."""
@@ -296,7 +303,7 @@ class ControlPlane:
         while time.monotonic() < ends:
             for proc in self.procs:
                 if proc.poll() is not None:
-                    raise TestbedError(f"{proc.args[0]} exited with {proc.returncode}\n{self._log_tail()}")
+                    raise TestbedError(f"{program_of(proc)} exited with {proc.returncode}\n{self._log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/readyz", context=context, timeout=5) as resp:
                     if resp.status == 200:
@@ -492,9 +499,9 @@ class Seeder:
                   annotations: dict[str, str] | None = None, namespace: str = NAMESPACE) -> None:
         from kubernetes.client.exceptions import ApiException
         try:
-            self.core.create_namespaced_config_map(namespace, {
+            self.core.create_namespaced_config_map(namespace, cast(Any, {
                 "apiVersion": "v1", "kind": "ConfigMap", "immutable": True,
-                "metadata": {"name": name, "labels": labels, "annotations": annotations or {}}, "data": data})
+                "metadata": {"name": name, "labels": labels, "annotations": annotations or {}}, "data": data}))
         except ApiException as err:
             if err.status != 409:  # content-addressed: the same name holds the same content
                 raise
