@@ -65,6 +65,20 @@ def test_the_license_is_in_the_archive_the_wheel_and_the_sdist(release: Path, ar
                 expected=licence)
 
 
+def test_the_sdist_depends_only_on_its_files(release: Path, archive: Path) -> None:
+    """Sorted names, owner 0, the commit's time on every file (setuptools' own PKG-INFO included) and a
+    gzip header without a name or a time: the same commit gives the same bytes (.ci/run builds twice)."""
+    (sdist,) = release.glob(f"kubectl*aicr-{version_of(archive)[1:]}.tar.gz")
+    header = sdist.read_bytes()[:10]
+    compare((header[:3], header[3] & 0x08, int.from_bytes(header[4:8], "little")), expected=(b"\x1f\x8b\x08", 0, 0))
+    with tarfile.open(sdist) as tar:
+        members = tar.getmembers()
+    names = [m.name for m in members]
+    compare(names, expected=sorted(names))
+    compare({(m.uid, m.gid, m.uname, m.gname, m.mtime) for m in members}, expected={(0, 0, "", "", commit_time())})
+    assert any(name.endswith("/PKG-INFO") for name in names), names
+
+
 def test_sha256sums_and_the_krew_manifest(release: Path, archive: Path) -> None:
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     sums = (release / "SHA256SUMS").read_text()
