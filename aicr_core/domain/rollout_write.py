@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from aicr_core.session.identity import Identity
     from aicr_core.session.kube import KubeSession
 
+# The last line of an RBAC refusal; the fleet adds the member's --context to it (aicr_core.fleet.plan_write).
+WHOAMI_HINT = "who you are, your groups and whether you may approve: kubectl aicr whoami"
+
+
 @dataclass(frozen=True)
 class WriteRequest:
     """What a person asks: `action` on rollout `rollout`, with the flags that shape the write."""
@@ -196,4 +200,4 @@ class _OnCluster:
         return AicrError(Code.FORBIDDEN, f"{self.me.username} may not {self.request.action.name} rollout "
                          f"{self.rollout.name}: the API server refused the write (RBAC); nothing was written",
                          [*lacking, f"the API server said: {err.message}", *err.details,
-                          "who you are, your groups and whether you may approve: kubectl aicr whoami"])
+                          WHOAMI_HINT])

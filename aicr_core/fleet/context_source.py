@@ -6,6 +6,7 @@ its own kubeconfig entry (server, CA, credentials, exec plugin) makes its sessio
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,11 @@ def flag(args: argparse.Namespace) -> str:
     if getattr(args, "waves", None) is not None:
         return "--waves"
     return "--all-contexts" if getattr(args, "all_contexts", False) else "--contexts"
+
+
+def single_cluster_flags(member: str) -> str:
+    """`--context NAME`, quoted for a shell: how `describe` or `whoami` reach this member alone."""
+    return f"--context {shlex.quote(member)}"
 
 
 def check_flags(args: argparse.Namespace) -> None:

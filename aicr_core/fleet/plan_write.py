@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,17 +52,23 @@ def item(context: str, result: str, rollout: str | None = None, code: str | None
     return {"context": context, "rollout": rollout, "result": result, "code": code, "message": message}
 
 
-def refusal_item(context: str, rollout: str | None, err: AicrError, write_unanswered: bool = False) -> dict[str, Any]:
+def refusal_item(context: str, rollout: str | None, err: AicrError, write_unanswered: bool = False,
+                 reach: str | None = None) -> dict[str, Any]:
     """The result word of a refusal or error of the single-cluster command, or of an interruption.
 
     Interrupted before its write was sent: `interrupted`, nothing written; after (a second signal
-    left a write unanswered, `write_unanswered`): `failed`, the write may be stored.
+    left a write unanswered, `write_unanswered`): `failed`, the write may be stored. `reach`: the
+    flags by which a single-cluster command reaches this member (`--context NAME`), for the
+    commands the message suggests; None where none does (an inventory's member).
     """
     if err.code == Code.INTERRUPTED and not write_unanswered:
         return item(context, INTERRUPTED, rollout, None, f"not written: {one_line(err, context)}")
     if write_unanswered and rollout:
-        err = AicrError(err.code, f"{err.message}: check with kubectl aicr describe {rollout} --context {context}",
-                        err.details)
+        check = (f"check with kubectl aicr describe {shlex.quote(rollout)} {reach}" if reach
+                 else "check its rollout on that cluster")
+        err = AicrError(err.code, f"{err.message}: {check}", err.details)
+    if err.code == Code.FORBIDDEN:
+        err = AicrError(err.code, err.message, addressed_hints(err.details, reach))
     if err.code == Code.ALREADY_APPROVED:
         word = ALREADY_APPROVED
     elif err.code in NOTHING_TO_DO:
@@ -71,6 +78,23 @@ def refusal_item(context: str, rollout: str | None, err: AicrError, write_unansw
     else:
         word = FAILED
     return item(context, word, rollout, str(err.code), one_line(err, context))
+
+
+def addressed_hints(details: tuple[str, ...] | list[str], reach: str | None) -> list[str]:
+    """An RBAC refusal's detail lines with its `kubectl aicr whoami` made to ask this member: with its
+    `--context`; left out where no single-cluster command reaches it (the refusal names the user)."""
+    from aicr_core.domain.rollout_write import WHOAMI_HINT
+
+    if reach is None:
+        return [line for line in details if line != WHOAMI_HINT]
+    return [f"{line} {reach}" if line == WHOAMI_HINT else line for line in details]
+
+
+def reach_of(args: argparse.Namespace, member: str) -> str | None:
+    """The flags by which a single-cluster command reaches this member of the fleet's source."""
+    from aicr_core.fleet import sources
+
+    return sources.chosen(args).single_cluster_flags(member)
 
 
 # -- before any call --------------------------------------------------------------------------------
@@ -185,7 +209,7 @@ def write_one(command: AicrCommand, args: argparse.Namespace, action: Action, tu
     except AicrError as err:
         if err.code is Code.USAGE:  # the command's usage error (the fleet re-raises it), not this rollout's refusal
             raise
-        return refusal_item(turn.context, rollout, err), ()
+        return refusal_item(turn.context, rollout, err, reach=reach_of(args, turn.context)), ()
     warnings = tuple(f"context {turn.context}: {w}" for w in written.warnings)
     return item(turn.context, action.past, rollout, None, written_message(action, written.data)), warnings
 
@@ -311,7 +335,7 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
                             contexts=[context for context, _ in to_write])
     for done in written:
         if done.value is None:
-            items[done.context] = outcome_item(done, names[done.context].name)
+            items[done.context] = outcome_item(done, names[done.context].name, reach_of(args, done.context))
             continue
         items[done.context], cluster_warnings = done.value
         warnings += cluster_warnings
@@ -326,10 +350,10 @@ def with_server(entry: dict[str, Any], selection: Fleet) -> dict[str, Any]:
     return {**entry, "server": server} if server else entry
 
 
-def outcome_item(outcome: Outcome[Any], rollout: str | None) -> dict[str, Any]:
+def outcome_item(outcome: Outcome[Any], rollout: str | None, reach: str | None = None) -> dict[str, Any]:
     """The item of a cluster whose turn gave no value: its error, or the interruption that left it."""
     assert outcome.error is not None
-    return refusal_item(outcome.context, rollout, outcome.error, outcome.write_unanswered)
+    return refusal_item(outcome.context, rollout, outcome.error, outcome.write_unanswered, reach)
 
 
 def interrupted_result(command: AicrCommand, stop: Interruption, result: Result) -> Result:

@@ -51,6 +51,12 @@ def flag(args: argparse.Namespace) -> str:
     return "--cluster-profiles"
 
 
+def single_cluster_flags(member: str) -> None:
+    """None: a member is reached through its ClusterProfile's access provider, which no single-cluster
+    command's flag names (messages then suggest no command for it alone)."""
+    return None
+
+
 def check_flags(args: argparse.Namespace) -> None:
     from aicr_core.fleet.cluster_profiles import check_flags
 

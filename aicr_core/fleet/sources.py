@@ -15,7 +15,10 @@ A source is one module of this package (named in `SOURCES`), with:
   `server(member)`: the HOST:PORT a fleet write shows and compares, None where the user wrote the
   servers, and `connect(member, overrides, deadline)` for a member's session, in its turn); reading
   them may be a call;
-- `complete(parsed_args)`: the member names for TAB, within completion's budget.
+- `complete(parsed_args)`: the member names for TAB, within completion's budget;
+- `single_cluster_flags(member)`: the flags by which a single-cluster command (`describe`, `whoami`)
+  reaches that member alone, quoted for a shell (`--context NAME`), or None where none does; the
+  commands a fleet's messages suggest carry them.
 
 The first source whose `given` holds is the fleet's; the kubeconfig's contexts are last, the
 default. Adding a source (Cluster API secrets, Rancher) is a module like `profile_source` and its
@@ -77,6 +80,8 @@ if TYPE_CHECKING:
         def members(self, args: argparse.Namespace) -> Members: ...
 
         def complete(self, parsed_args: argparse.Namespace) -> list[str]: ...
+
+        def single_cluster_flags(self, member: str) -> str | None: ...
 
 
 def every() -> Sequence[Source]:

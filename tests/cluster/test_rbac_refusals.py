@@ -84,6 +84,6 @@ def test_a_fleet_write_refused_by_rbac_on_one_member_says_the_same(aicr: Aicr, f
     compare((refused["result"], refused["code"]), expected=("refused", "FORBIDDEN"))
     compare(refused["message"], expected=(
         f"victor may not approve rollout {name}: the API server refused the write (RBAC); nothing was written: "
-        + "; ".join(line.strip() for line in [*LACKING, server_said(name), WHOAMI])))
+        + "; ".join(line.strip() for line in [*LACKING, server_said(name), f"{WHOAMI} --context {viewer_at.context}"])))
     compare([items[m.context]["result"] for m in fleet.members[:-1]], expected=["approved", "approved"])
     assert "approval" not in rollout_spec(viewer_at, name)

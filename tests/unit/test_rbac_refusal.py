@@ -63,3 +63,33 @@ def test_the_refusal_stands_and_says_why_it_cannot_say_more(can_i: Callable[[], 
         "nothing was written",
         [why, f"the API server said: {SAID}",
          "who you are, your groups and whether you may approve: kubectl aicr whoami"]))
+
+
+def test_a_fleet_member_s_refusal_says_how_to_ask_that_member() -> None:
+    """A context's row: whoami with its --context, quoted for a shell; an inventory member's row: no
+    command that would ask another cluster (no single-cluster flag reaches it)."""
+    from aicr_core.domain.rollout_write import WHOAMI_HINT
+    from aicr_core.fleet import context_source, plan_write, profile_source
+
+    refused = AicrError(Code.FORBIDDEN, f"victor may not approve rollout {NAME}", ["not allowed: x", WHOAMI_HINT])
+    for member, reach, last in (
+            ("gpu-eu-2", context_source.single_cluster_flags("gpu-eu-2"), f"{WHOAMI_HINT} --context gpu-eu-2"),
+            ("eu west; rm -rf /", context_source.single_cluster_flags("eu west; rm -rf /"),
+             f"{WHOAMI_HINT} --context 'eu west; rm -rf /'"),
+            ("fleet/gpu-eu-2", profile_source.single_cluster_flags("fleet/gpu-eu-2"), None)):
+        entry = plan_write.refusal_item(member, NAME, refused, reach=reach)
+        compare((entry["result"], entry["code"]), expected=("refused", "FORBIDDEN"))
+        compare(entry["message"], expected=f"victor may not approve rollout {NAME}: not allowed: x"
+                + (f"; {last}" if last else ""))
+
+
+def test_a_write_left_unanswered_says_how_to_check_it_on_that_member() -> None:
+    from aicr_core.fleet import context_source, plan_write
+
+    left = AicrError(Code.INTERRUPTED, "the approve was sent and had no answer")
+    entry = plan_write.refusal_item("eu 2", NAME, left, write_unanswered=True,
+                                    reach=context_source.single_cluster_flags("eu 2"))
+    compare((entry["result"], entry["message"]), expected=(
+        "failed", f"the approve was sent and had no answer: check with kubectl aicr describe {NAME} --context 'eu 2'"))
+    entry = plan_write.refusal_item("fleet/eu-2", NAME, left, write_unanswered=True, reach=None)
+    compare(entry["message"], expected="the approve was sent and had no answer: check its rollout on that cluster")
