@@ -158,7 +158,8 @@ def main() -> int:
         go_builds.check_disk(folder.parent, MIN_FREE_BYTES, GO_ENV)
         go_builds.build_once(folder, complete, build, log,
                              f"the monitoring programs are not built yet: building them into {folder} "
-                             "(once per machine; about 5.5 minutes on a quiet 2-core machine, 25 measured on a loaded one)")
+                             "(once per machine; about 5.5 minutes on a quiet 2-core machine, "
+                             "25 measured on a loaded one)")
         print(folder)
         return 0
     except BuildError as err:

@@ -4,7 +4,7 @@ kube-state-metrics (the shipped config, as a user bound only to the shipped
 ClusterRole), Prometheus (a copy of the shipped rules with `for:` and the group
 interval shortened, nothing else changed) and Alertmanager (the shipped example,
 its receivers pointed at a receiver inside this test): the approvers are told, reminded, and
-the approval resolves it; the pager is told of a close deadline, with the pending alert
+the approval resolves it; an approval about to run out is told too; the pager is told of a close deadline, with the pending alert
 inhibited. docs/alerting.md gives the figures this test records.
 """
 from __future__ import annotations
@@ -73,6 +73,11 @@ def test_a_rollout_waiting_for_approval_reaches_the_approvers(
     assert approve.returncode == 0, approve.stderr
     approved_after = time.monotonic() - second_created
     assert approved_after < 15, f"the approval took {approved_after:.1f}s, longer than the rules' shortened for:"
+    # A fourth is approved at once too, for 30 minutes: an approval about to run out, told to the approvers.
+    expiring = seed.rollout(phase="AwaitingApproval")
+    short = aicr("approve", expiring, "--reason", "CHG-3 short window", "--expires", "30m",
+                 kubeconfig=plane.kubeconfig_for("carol"))
+    assert short.returncode == 0, short.stderr
 
     first = wait_for("notification of the waiting rollout", lambda: notes_of(stack, waiting, "firing"), stack)
     at, path, alert = first[0]
@@ -92,6 +97,15 @@ def test_a_rollout_waiting_for_approval_reaches_the_approvers(
     compare(names, expected={"aicr_runtimerollout_info", "aicr_runtimerollout_status_phase",
                              "aicr_runtimerollout_approval_required", "aicr_runtimerollout_deadline_timestamp_seconds",
                              "aicr_runtimerollout_created_timestamp_seconds"})
+
+    told = wait_for("notification of the approval about to run out", lambda: notes_of(stack, expiring, "firing"), stack)
+    _, path, alert = told[0]
+    compare((path, alert["labels"]["alertname"], alert["labels"]["severity"], alert["labels"]["approver"]),
+            expected=("/aicr-approvers", "AICRApprovalExpiringSoon", "warning", "carol"))
+    assert re.search(r" runs out in (29|30)m", alert["annotations"]["summary"]), alert["annotations"]
+    assert f"kubectl aicr describe {expiring}\n" in alert["annotations"]["description"] + "\n", alert["annotations"]
+    assert "CHG-3" not in str(alert), alert  # the reason a person typed is in no label nor annotation
+    assert all(a["labels"]["alertname"] == "AICRApprovalExpiringSoon" for _, _, a in told), told
 
     reminders = wait_for("reminder", lambda: notes_of(stack, waiting, "firing")[1:], stack, timeout=60)
     figure(record_property, "seconds_to_the_reminder", reminders[0][0] - at)
