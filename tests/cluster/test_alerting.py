@@ -4,8 +4,8 @@ kube-state-metrics (the shipped config, as a user bound only to the shipped
 ClusterRole), Prometheus (a copy of the shipped rules with `for:` and the group
 interval shortened, nothing else changed) and Alertmanager (the shipped example,
 its receivers pointed at a receiver inside this test): the approvers are told, reminded, and
-the approval resolves it; an approval about to run out is told too; the pager is told of a close deadline, with the pending alert
-inhibited. docs/alerting.md gives the figures this test records.
+the approval resolves it; an approval about to run out is told too; the pager is told of a close
+deadline, with the pending alert inhibited. docs/alerting.md gives the figures this test records.
 """
 from __future__ import annotations
 
