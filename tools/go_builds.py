@@ -231,11 +231,12 @@ def measured(folder: Path, env: Mapping[str, str], log: BuildLog) -> Iterator[di
 
 
 def build_once(folder: Path, is_complete: Callable[[Path], bool], build: Callable[[Path], object],
-               log: BuildLog, announce: str) -> None:
-    """Build FOLDER with BUILD unless it is complete, under a lock beside it: a second caller waits
-    for the first, saying what that one does, and then finds the folder built."""
-    with open(folder.parent / ".lock", "w") as lock:
-        status_path = folder.parent / ".lock.status"
+               log: BuildLog, announce: str, lock_name: str = ".lock") -> None:
+    """Build FOLDER with BUILD unless it is complete, under a lock beside it (LOCK_NAME, and its status
+    file LOCK_NAME.status): a second caller waits for the first, saying what that one does, and then
+    finds the folder built."""
+    with open(folder.parent / lock_name, "w") as lock:
+        status_path = folder.parent / f"{lock_name}.status"
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # another caller is building it right now: say what it does, then wait

@@ -5,7 +5,9 @@
 
 Each is `go install`ed from the Go module proxy at a pinned version into a folder of its own under
 `$XDG_CACHE_HOME/aicr-go-tools` (never into the repository), under a file lock, so parallel runs
-build it once; a folder whose programs are all there is reused.
+build it once; a folder whose programs are all there is reused. As the other builds of tools/, it
+uses the Go on PATH (GOTOOLCHAIN=local: never a toolchain it downloads) and logs its step with its
+time (tools/go_builds.py); a failure prints the last lines `go` printed.
 """
 from __future__ import annotations
 
@@ -51,7 +53,8 @@ def built(name: str) -> Path:
         partial.rename(target)
 
     go_builds.build_once(folder, lambda f: go_builds.complete(f, programs(name)), install, log,
-                         f"{name} is not built yet: building it into {folder} (once per machine)")
+                         f"{name} is not built yet: building it into {folder} (once per machine)",
+                         lock_name=f".{name}.lock")  # one lock a tool: actionlint and krew build side by side
     return folder
 
 

@@ -152,12 +152,19 @@ def rewrite_sdist(sdist: Path, epoch: int) -> None:
     buffer = io.BytesIO()
     with tarfile.open(sdist, mode="r:gz") as source, \
             tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for info in sorted(source.getmembers(), key=lambda member: member.name):
+        for member in sorted(source.getmembers(), key=lambda m: m.name):
+            data = source.extractfile(member) if member.isfile() else None
+            info = member
+            if member.islnk():  # sorted, a hard link may come before its target: a file of its own instead
+                target = source.getmember(member.linkname)
+                data = source.extractfile(target)
+                info = tarfile.TarInfo(member.name)
+                info.size, info.mode = target.size, target.mode
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             info.mtime = epoch
             info.pax_headers = {}
-            tar.addfile(info, source.extractfile(info) if info.isfile() else None)
+            tar.addfile(info, data)
     partial = sdist.with_name(sdist.name + ".partial")
     with partial.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
         gz.write(buffer.getvalue())

@@ -37,8 +37,9 @@ def flag(args: argparse.Namespace) -> str:
 
 
 def single_cluster_flags(member: str) -> str:
-    """`--context NAME`, quoted for a shell: how `describe` or `whoami` reach this member alone."""
-    return f"--context {shlex.quote(member)}"
+    """`--context NAME`, quoted for a shell: how `describe` or `whoami` reach this member alone (a name
+    that starts with `-` as `--context=-n`, which no parser takes for a flag)."""
+    return f"--context{'=' if member.startswith('-') else ' '}{shlex.quote(member)}"
 
 
 def check_flags(args: argparse.Namespace) -> None:

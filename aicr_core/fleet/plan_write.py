@@ -52,8 +52,8 @@ def item(context: str, result: str, rollout: str | None = None, code: str | None
     return {"context": context, "rollout": rollout, "result": result, "code": code, "message": message}
 
 
-def refusal_item(context: str, rollout: str | None, err: AicrError, write_unanswered: bool = False,
-                 reach: str | None = None) -> dict[str, Any]:
+def refusal_item(context: str, rollout: str | None, err: AicrError, *, reach: str | None,
+                 write_unanswered: bool = False) -> dict[str, Any]:
     """The result word of a refusal or error of the single-cluster command, or of an interruption.
 
     Interrupted before its write was sent: `interrupted`, nothing written; after (a second signal
@@ -304,7 +304,7 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
     to_write: list[tuple[str, api.Rollout]] = []
     for outcome in picks:
         if outcome.value is None:
-            items[outcome.context] = outcome_item(outcome, None)
+            items[outcome.context] = outcome_item(outcome, None, reach_of(args, outcome.context))
             continue
         rollout = outcome.value.open
         if rollout is None:
@@ -312,7 +312,8 @@ def write_across(command: AicrCommand, args: argparse.Namespace, action: Action,
             continue
         refusal = would_refuse(action, args, rollout)
         if refusal is not None:
-            items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal)
+            items[outcome.context] = refusal_item(outcome.context, rollout.name, refusal,
+                                                  reach=reach_of(args, outcome.context))
         else:
             to_write.append((outcome.context, rollout))
     if to_write and not stop.requested:
@@ -350,10 +351,10 @@ def with_server(entry: dict[str, Any], selection: Fleet) -> dict[str, Any]:
     return {**entry, "server": server} if server else entry
 
 
-def outcome_item(outcome: Outcome[Any], rollout: str | None, reach: str | None = None) -> dict[str, Any]:
+def outcome_item(outcome: Outcome[Any], rollout: str | None, reach: str | None) -> dict[str, Any]:
     """The item of a cluster whose turn gave no value: its error, or the interruption that left it."""
     assert outcome.error is not None
-    return refusal_item(outcome.context, rollout, outcome.error, outcome.write_unanswered, reach)
+    return refusal_item(outcome.context, rollout, outcome.error, reach=reach, write_unanswered=outcome.write_unanswered)
 
 
 def interrupted_result(command: AicrCommand, stop: Interruption, result: Result) -> Result:

@@ -207,7 +207,7 @@ class _Run:
             if event.value is None:
                 assert event.error is not None
                 if event.error.code == Code.INTERRUPTED:  # left at a signal: interrupted, or its write unanswered
-                    entry = plan_write.outcome_item(event, None)
+                    entry = plan_write.outcome_item(event, None, plan_write.reach_of(self.args, event.context))
                     self.settle(event.context, entry["result"], None, entry["code"], entry["message"])
                     if entry["result"] == INTERRUPTED:
                         continue
@@ -250,12 +250,14 @@ class _Run:
                                "is open (the operator retries with a new rollout)"))
         refusal = plan_write.would_refuse(APPROVE, self.args, rollout)
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED and self.dry:
-            return _Start(plan_write.refusal_item(turn.context, rollout.name, refusal))
+            return _Start(plan_write.refusal_item(turn.context, rollout.name, refusal,
+                                                  reach=plan_write.reach_of(self.args, turn.context)))
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED:
             turn.note(f"{rollout.name} already approved: following it")
             return _Start(item(turn.context, "started", rollout.name, None, refusal.message), follow=rollout)
         if refusal is not None:
-            entry = plan_write.refusal_item(turn.context, rollout.name, refusal)
+            entry = plan_write.refusal_item(turn.context, rollout.name, refusal,
+                                            reach=plan_write.reach_of(self.args, turn.context))
             return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED})
         entry, warnings = plan_write.write_one(self.command, self.args, APPROVE, turn, rollout.name)
         if entry["result"] == INTERRUPTED:  # a signal came first: its write was not sent

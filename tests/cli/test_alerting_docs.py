@@ -39,6 +39,8 @@ def test_the_plain_prometheus_config_is_valid_and_scrapes_the_webhook_s_pods(tmp
     webhook = jobs["aicr-admission"]
     compare([sd["role"] for sd in webhook["kubernetes_sd_configs"]], expected=["pod"])  # not the Service: see the page
     assert {"target_label": "aicr_component", "replacement": "admission-webhook"} in webhook["relabel_configs"]
+    assert {"source_labels": ["__meta_kubernetes_pod_phase"], "regex": "Succeeded|Failed", "action": "drop"} \
+        in webhook["relabel_configs"]  # an evicted replica, Failed until collected, is no replica down
     assert "kube-state-metrics" in jobs, jobs
 
 

@@ -48,7 +48,7 @@ def test_the_open_one_among_ended_attempts_and_attempts_ordered_by_number() -> N
     (Code.KUBECONFIG, "failed"), (Code.UNAUTHORIZED, "failed"), (Code.NOT_FOUND, "failed"),
 ])
 def test_the_single_commands_answers_as_result_words(code: Code, word: str) -> None:
-    entry = _fleet.refusal_item("c", "r", AicrError(code, "why", ["first detail", "second"]))
+    entry = _fleet.refusal_item("c", "r", AicrError(code, "why", ["first detail", "second"]), reach="--context c")
     compare(entry, expected={"context": "c", "rollout": "r", "result": word, "code": str(code),
                              "message": "why: first detail; second"})
 

@@ -76,6 +76,7 @@ def test_a_fleet_member_s_refusal_says_how_to_ask_that_member() -> None:
             ("gpu-eu-2", context_source.single_cluster_flags("gpu-eu-2"), f"{WHOAMI_HINT} --context gpu-eu-2"),
             ("eu west; rm -rf /", context_source.single_cluster_flags("eu west; rm -rf /"),
              f"{WHOAMI_HINT} --context 'eu west; rm -rf /'"),
+            ("-n", context_source.single_cluster_flags("-n"), f"{WHOAMI_HINT} --context=-n"),
             ("fleet/gpu-eu-2", profile_source.single_cluster_flags("fleet/gpu-eu-2"), None)):
         entry = plan_write.refusal_item(member, NAME, refused, reach=reach)
         compare((entry["result"], entry["code"]), expected=("refused", "FORBIDDEN"))
