@@ -78,6 +78,11 @@ def test_a_rollout_waiting_for_approval_reaches_the_approvers(
     short = aicr("approve", expiring, "--reason", "CHG-3 short window", "--expires", "30m",
                  kubeconfig=plane.kubeconfig_for("carol"))
     assert short.returncode == 0, short.stderr
+    # A fifth waits for an acknowledgement and gets it at once: the phase lags, nobody is told.
+    acknowledged = seed.rollout(phase="AwaitingAcknowledgement", awaiting_release="nvsentinel",
+                                approval={"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "window"})
+    ack = aicr("acknowledge", acknowledged, kubeconfig=plane.kubeconfig_for("alice"))
+    assert ack.returncode == 0, ack.stderr
 
     first = wait_for("notification of the waiting rollout", lambda: notes_of(stack, waiting, "firing"), stack)
     at, path, alert = first[0]
@@ -121,6 +126,19 @@ def test_a_rollout_waiting_for_approval_reaches_the_approvers(
     compare([a["labels"] for _, _, a in stack.receiver.alerts() if a["labels"].get("rollout") == approved_at_once],
             expected=[])
     compare(stack.query(f'ALERTS{{rollout="{approved_at_once}", alertstate="firing"}}[10m]'), expected=[])
+    # The acknowledged one too, its phase still AwaitingAcknowledgement: its acknowledgement and the
+    # release that waits are series of their own.
+    compare([a["labels"] for _, _, a in stack.receiver.alerts() if a["labels"].get("rollout") == acknowledged],
+            expected=[])
+    compare(stack.query(f'ALERTS{{rollout="{acknowledged}", alertstate="firing"}}[10m]'), expected=[])
+    acked_series = [line for line in stack.ksm_metrics().splitlines() if f'rollout="{acknowledged}"' in line]
+    assert any(line.startswith("aicr_runtimerollout_awaiting_release_info{") and 'release="nvsentinel"' in line
+               for line in acked_series), acked_series
+    assert any(line.startswith("aicr_runtimerollout_acknowledgement_timestamp_seconds{")
+               and 'release="nvsentinel"' in line and 'acknowledger="alice"' in line for line in acked_series), \
+        acked_series
+    assert any(line.startswith('aicr_runtimerollout_status_phase{') and 'phase="AwaitingAcknowledgement"' in line
+               and line.endswith(" 1") for line in acked_series), acked_series
     # The deadline alert went to the pager; the pending alert of the same rollout fired in Prometheus, and
     # Alertmanager held it back (the example's inhibit rule).
     paged = [(path, a["labels"]["alertname"]) for _, path, a in notes_of(stack, deadline_soon, "firing")]

@@ -35,6 +35,10 @@ METRICS = {
     "aicr_runtimerollout_created_timestamp_seconds": {"rollout"},
     "aicr_runtimerollout_status_condition": {"rollout", "type", "reason"},
     "aicr_clusterruntime_status_condition": {"runtime", "type", "reason"},
+    # Beyond the contract's eight (it allows more): what people did that the phase does not show yet.
+    "aicr_runtimerollout_revocation_timestamp_seconds": {"rollout", "revoker"},
+    "aicr_runtimerollout_acknowledgement_timestamp_seconds": {"rollout", "release", "acknowledger"},
+    "aicr_runtimerollout_awaiting_release_info": {"rollout", "release"},
 }
 ALERTS = {  # name -> severity
     "AICRApprovalPending": "warning",
@@ -85,8 +89,10 @@ def rollout_object() -> dict[str, Any]:
         "metadata": {"name": "rollout-0123456789abcdef-1", "creationTimestamp": MOMENT},
         "spec": {"runtime": {"name": "cluster", "uid": "u"}, "to": {"digest": "sha256:" + "a" * 64},
                  "deadline": LATER, "approvalRequired": True,
-                 "approval": {"user": "alice", "expires": LATER, "reason": "CHG-1"}},
-        "status": {"phase": "AwaitingApproval",
+                 "approval": {"user": "alice", "expires": LATER, "reason": "CHG-1"},
+                 "revocation": {"user": "carol", "time": LATER, "reason": "CHG-2"},
+                 "acknowledgements": [{"release": "nvsentinel", "user": "dave", "time": LATER}]},
+        "status": {"phase": "AwaitingAcknowledgement", "awaitingRelease": "gpu-operator",
                    "conditions": [{"type": "Ready", "status": "True", "reason": "Reconciled"}]},
     }
 
@@ -105,6 +111,12 @@ ROLLOUT_READS: dict[tuple[str, ...], tuple[Any, Callable[[operator_api.Rollout],
     ("spec", "approvalRequired"): (False, lambda r: r.approval_required),
     ("spec", "approval", "expires"): ("2030-01-01T00:00:00Z", lambda r: r.approval and r.approval.expires),
     ("spec", "approval", "user"): ("bob", lambda r: r.approval and r.approval.user),
+    ("spec", "revocation", "time"): ("2030-01-01T00:00:00Z", lambda r: r.revocation and r.revocation.time),
+    ("spec", "revocation", "user"): ("erin", lambda r: r.revocation and r.revocation.user),
+    ("spec", "acknowledgements", "release"): ("dcgm", lambda r: r.acknowledgements[0].release),
+    ("spec", "acknowledgements", "user"): ("frank", lambda r: r.acknowledgements[0].user),
+    ("spec", "acknowledgements", "time"): ("2030-01-01T00:00:00Z", lambda r: r.acknowledgements[0].time),
+    ("status", "awaitingRelease"): ("dcgm", lambda r: r.awaiting_release),
     ("status", "phase"): ("Progressing", lambda r: r.phase),
     ("status", "conditions", "type"): ("Stalled", lambda r: r.conditions[0].type),
     ("status", "conditions", "reason"): ("InventoryDrift", lambda r: r.conditions[0].reason),
