@@ -119,6 +119,23 @@ def frozen_distributions(folder: Path) -> set[str]:
     return {normalized(p.name[:-len(".dist-info")].rsplit("-", 1)[0]) for p in folder.glob("_internal/*.dist-info")}
 
 
+def stamped(info: tarfile.TarInfo, epoch: int) -> tarfile.TarInfo:
+    """A member as every archive of the release stores it: owner 0, no names, the commit's time, no PAX extras."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = epoch
+    info.pax_headers = {}
+    return info
+
+
+def write_gzip(target: Path, tar_bytes: bytes) -> None:
+    """TARGET, atomically, as `gzip -n` writes it: no name and no time in the header."""
+    partial = target.with_name(target.name + ".partial")
+    with partial.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        gz.write(tar_bytes)
+    partial.replace(target)
+
+
 def write_archive(archive: Path, program: Path, license_file: Path, epoch: int) -> None:
     """A tar.gz whose bytes depend only on the files: sorted names, owner 0, the commit's time, no gzip name."""
     members = [(license_file, "LICENSE")]
@@ -126,24 +143,17 @@ def write_archive(archive: Path, program: Path, license_file: Path, epoch: int) 
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path, name in sorted(members, key=lambda member: member[1]):
-            info = tar.gettarinfo(str(path), arcname=name)
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            info.mtime = epoch
+            info = stamped(tar.gettarinfo(str(path), arcname=name), epoch)
             if info.isdir():
                 info.mode = 0o755
             elif info.isfile():
                 info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
-            info.pax_headers = {}
             if info.isfile():
                 with path.open("rb") as data:
                     tar.addfile(info, data)
             else:
                 tar.addfile(info)
-    partial = archive.with_name(archive.name + ".partial")
-    with partial.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-        gz.write(buffer.getvalue())
-    partial.replace(archive)
+    write_gzip(archive, buffer.getvalue())
 
 
 def rewrite_sdist(sdist: Path, epoch: int) -> None:
@@ -160,15 +170,8 @@ def rewrite_sdist(sdist: Path, epoch: int) -> None:
                 data = source.extractfile(target)
                 info = tarfile.TarInfo(member.name)
                 info.size, info.mode = target.size, target.mode
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            info.mtime = epoch
-            info.pax_headers = {}
-            tar.addfile(info, data)
-    partial = sdist.with_name(sdist.name + ".partial")
-    with partial.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-        gz.write(buffer.getvalue())
-    partial.replace(sdist)
+            tar.addfile(stamped(info, epoch), data)
+    write_gzip(sdist, buffer.getvalue())
 
 
 def sha256(path: Path) -> str:
