@@ -35,8 +35,8 @@ def valid_rollout_name(text: str) -> str:
 
 def many_objects() -> AbstractContextManager[None]:
     """Pause the cyclic garbage collector while thousands of objects are decoded and parsed
-    (see aicr_core.framework.gc_pause)."""
-    from aicr_core.framework.gc_pause import paused_gc
+    (see aicr_core.gc_pause)."""
+    from aicr_core.gc_pause import paused_gc
 
     return paused_gc()
 

@@ -129,9 +129,9 @@ def check_confirmation(args: argparse.Namespace, action: Action) -> None:
 def plan_rollouts(cluster: KubeSession, digest: str) -> list[api.Rollout]:
     """Every rollout to the plan (spec.to.digest compared in full), newest first: one LIST."""
     from aicr_core.domain import operator_api as api
-    from aicr_core.framework.gc_pause import paused_gc
+    from aicr_core.gc_pause import paused_gc
 
-    with paused_gc():  # thousands of objects decoded and parsed: see aicr_core.framework.gc_pause
+    with paused_gc():  # thousands of objects decoded and parsed: see aicr_core.gc_pause
         objects, _version = cluster.list(api.rollouts_path())
         found = []
         for obj in objects:
