@@ -251,7 +251,7 @@ class WheelArchive:
         wheel = HeaderParser().parsestr(self.read_dist_info("WHEEL"))
         version = str(wheel.get("Wheel-Version") or "")
         if not version.startswith("1."):
-            raise WheelRefused(f"member {self.dist_info}/WHEEL says Wheel-Version: {version[:40]!r}; "
+            raise WheelRefused(f"member '{self.dist_info}/WHEEL' says Wheel-Version: {version[:40]!r}; "
                                "only 1.x wheels are installed")
 
 
