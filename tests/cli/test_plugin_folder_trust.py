@@ -36,7 +36,8 @@ def test_a_folder_of_another_user_or_writable_by_others_is_refused(aicr: Aicr, t
             (lambda: os.chown(folder, OTHER_UID, -1), lambda: os.chown(folder, 0, -1),
              f"{folder} is owned by uid {OTHER_UID}, neither you (uid 0) nor root"),
             (lambda: folder.chmod(0o777), lambda: folder.chmod(0o755), f"{folder} is writable by others (mode 0777)"),
-            (lambda: module.chmod(0o664), lambda: module.chmod(0o644), f"{module} is writable by its group (mode 0664)"),
+            (lambda: module.chmod(0o664), lambda: module.chmod(0o644),
+             f"{module} is writable by its group (mode 0664)"),
             (lambda: os.chown(module, OTHER_UID, -1), lambda: os.chown(module, 0, -1),
              f"{module} is owned by uid {OTHER_UID}, neither you (uid 0) nor root")):
         change()

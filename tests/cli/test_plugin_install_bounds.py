@@ -63,7 +63,6 @@ def test_bombs_are_refused_before_they_inflate(aicr: Aicr, kubectl: str, tmp_pat
         compare(line, expected=f"error: [USAGE] {path}: {reason}")
         figures.append((path.name, round(seconds, 2), round(peak)))
         assert seconds < 2 and peak < 200, figures
-    print(figures)
 
 
 def test_a_wheel_that_lies_about_where_it_comes_from_is_refused(aicr: Aicr, tmp_path: Path) -> None:
@@ -147,8 +146,8 @@ def test_folders_that_are_not_a_plugin_folder_are_refused(aicr: Aicr, tmp_path: 
             (site_packages, ["install", str(good)], f"the plugin folder {site_packages} is the program's own"),
             (site_packages, ["uninstall", "stevedore"], f"the plugin folder {site_packages} is the program's own")):
         proc = aicr("plugins", *words, AICR_PLUGIN_PATH=plugin_path)
-        compare((proc.returncode, error_line(proc).startswith(f"error: [USAGE] {reason}"), len(proc.stderr.splitlines())),
-                expected=(2, True, 1), suffix=proc.stderr)
+        compare((proc.returncode, error_line(proc).startswith(f"error: [USAGE] {reason}"),
+                 len(proc.stderr.splitlines())), expected=(2, True, 1), suffix=proc.stderr)
     compare(sorted(os.listdir(site_packages)), expected=before)
 
 

@@ -46,8 +46,8 @@ def test_a_plugin_cannot_refuse_its_own_removal(aicr: Aicr, tmp_path: Path) -> N
     env = {"AICR_PLUGIN_PATH": str(folder)}
     compare(aicr("plugins", "install", str(clinging), **env).returncode, expected=0)
     proc = aicr("plugins", "install", str(wheel(made, "other")), **env)  # installing another runs none of it
-    compare((proc.returncode, proc.stdout, marker.exists()), expected=(0, f"other 1.0 installed into {folder}\n", False),
-            suffix=proc.stderr)
+    compare((proc.returncode, proc.stdout, marker.exists()),
+            expected=(0, f"other 1.0 installed into {folder}\n", False), suffix=proc.stderr)
     proc = aicr("plugins", "uninstall", "clinging", **env)
     compare((proc.returncode, proc.stdout, proc.stderr, marker.exists()),
             expected=(0, f"clinging 1.0 uninstalled from {folder}\n", "", False))
@@ -95,4 +95,5 @@ def test_a_change_by_hand_is_seen_by_the_next_run(aicr: Aicr, tmp_path: Path) ->
     os.utime(points, ns=(before.st_atime_ns, before.st_mtime_ns))
     help_text = aicr("help", **env).stdout
     compare(("  site-one " in help_text, "  site-two " in help_text), expected=(False, True))
-    compare(error_line(aicr("site-one", **env)), expected='error: [USAGE] unknown command "site-one" for "kubectl aicr"')
+    compare(error_line(aicr("site-one", **env)),
+            expected='error: [USAGE] unknown command "site-one" for "kubectl aicr"')

@@ -37,7 +37,8 @@ def test_a_policy_added_under_the_same_version_runs_at_once(aicr: Aicr, tmp_path
     first.mkdir()
     second.mkdir()
     env = {"AICR_PLUGIN_PATH": str(folder)}
-    old = wheel(first, "site-rules", module_text=COMMAND, entry_points="[aicr.commands]\nsite-steps = site_rules:Steps\n")
+    old = wheel(first, "site-rules", module_text=COMMAND,
+                entry_points="[aicr.commands]\nsite-steps = site_rules:Steps\n")
     new = wheel(second, "site-rules", module_text=POLICY, entry_points=(
         "[aicr.commands]\nsite-steps = site_rules:Steps\n[aicr.policies]\nalways-no = site_rules\n"))
     compare(aicr("plugins", "install", str(old), **env).returncode, expected=0)

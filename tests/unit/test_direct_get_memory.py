@@ -29,5 +29,4 @@ def test_one_byte_chunks_cost_a_few_bytes_of_memory_each(tmp_path: Path) -> None
             tracemalloc.stop()
     compare(len(got["pad"]), expected=20_000)
     per_byte = peak / len(BODY)
-    print(f"{per_byte:.1f} bytes per body byte")
     assert per_byte < 8, f"{per_byte:.1f} bytes of memory per body byte"
