@@ -26,9 +26,7 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable
-from email.parser import HeaderParser
 from typing import Any, NamedTuple
 
 FORMAT = 1
@@ -157,6 +155,8 @@ def build() -> Table:
 
 def name_and_version(dist: importlib.metadata.Distribution) -> tuple[str, str]:
     """Name and Version from the head of the metadata only: a METADATA of a gigabyte costs no more."""
+    from email.parser import HeaderParser  # only when the table is built: not at every start
+
     folder = getattr(dist, "_path", None)  # a PathDistribution's metadata folder (or an egg-info file)
     if folder is not None:
         for candidate in ("METADATA", "PKG-INFO", ""):
@@ -191,6 +191,8 @@ def _load(cache_file: str, key: str) -> Table | None:
 
 def _store(cache_file: str, key: str, table: Table) -> None:
     """Written whole (a temporary file renamed), private; a cache that cannot be written is only slower."""
+    import tempfile  # only when the table is built: not at every start
+
     folder = os.path.dirname(cache_file)
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
