@@ -21,6 +21,7 @@ install; except that, while the program manages its plugins
 from __future__ import annotations
 
 import importlib.metadata
+import sys
 import threading
 from collections import defaultdict
 from typing import Any, NamedTuple
@@ -55,20 +56,22 @@ UNKNOWN = Distribution("unknown", "", "")
 
 # The table, read once per process and published whole under a lock (a fleet's workers ask at once);
 # `refresh()` drops it, so that a long-lived program sees plugins installed since.
-_table: Table | None = None
+_table: tuple[tuple[str, ...], Table] | None = None
 _table_lock = threading.Lock()
 _prefer_built_in = False
 
 
 def table() -> Table:
+    """The table of sys.path as it is: read again when sys.path changed since (as stevedore's was keyed)."""
     global _table
+    path = tuple(sys.path)
     found = _table
-    if found is None:
+    if found is None or found[0] != path:
         with _table_lock:
             found = _table
-            if found is None:
-                found = _table = entry_points_cache.read()
-    return found
+            if found is None or found[0] != path:
+                found = _table = (path, entry_points_cache.read())
+    return found[1]
 
 
 def refresh() -> None:
