@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_commands import _rollout_args as _rollouts
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 
 SUBCOMMANDS = ("install", "uninstall")
+NOT_MODULES = ("bin", "include", "data", "__pycache__")  # the folders plugins install puts the other schemes in
 
 
 class Plugins(AicrCommand):
@@ -160,6 +162,18 @@ def hook_groups() -> list[str]:
     return [g for g in entry_points.groups() if g not in entry_points.GROUPS]
 
 
+def top_level_modules(files: Iterable[Any]) -> tuple[str, ...]:
+    """What a distribution's files make importable at the top: its packages and its modules."""
+    names: set[str] = set()
+    for file in files:
+        first, _, rest = str(file).partition("/")
+        if rest and first not in NOT_MODULES and not first.endswith((".dist-info", ".data")):
+            names.add(first)
+        elif not rest and first.endswith((".py", ".so", ".pyd")):
+            names.add(first.split(".", 1)[0])
+    return tuple(sorted(names))
+
+
 class QuietDistribution(NamedTuple):
     name: str
     version: str
@@ -181,9 +195,7 @@ def distributions_without_entry_points() -> list[QuietDistribution]:
             name, version = name_and_version(dist)
             if (name, str(dist.locate_file(""))) in declaring:
                 continue
-            modules = sorted({str(f).split("/", 1)[0].removesuffix(".py") for f in dist.files or ()
-                              if not str(f).split("/", 1)[0].endswith((".dist-info", ".data"))})
-            found.append(QuietDistribution(name, version, folder, tuple(modules)))
+            found.append(QuietDistribution(name, version, folder, top_level_modules(dist.files or ())))
     return sorted(found)
 
 
