@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_commands import _rollout_args as _rollouts
