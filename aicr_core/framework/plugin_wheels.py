@@ -13,7 +13,7 @@ wheel needs is checked before anything is written (docs/plugins.md):
   met by the program, the folder or the other wheels of the same install;
 - its archive (wheel_archive): bounded before anything is inflated, every
   member a plain path of its own, METADATA's name the file name's;
-- its top-level modules: none may shadow a name the program can import, or
+- its top-level modules (module_shadows): none may shadow a name the program can import, or
   one its dependencies import when present (`OPTIONAL_IMPORTS`);
 - the folder: trusted (plugin_folders), not the program's own environment; a
   symlinked folder is changed where it points, the link left as it is.
@@ -23,7 +23,6 @@ No plugin's code runs meanwhile (the `plugins` command loads no hook).
 from __future__ import annotations
 
 import contextlib
-import importlib.machinery
 import importlib.metadata
 import os
 import re
@@ -44,19 +43,11 @@ from packaging.version import InvalidVersion, Version
 from aicr_core import plugin_folders
 from aicr_core.entry_points_cache import name_and_version
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.framework.module_shadows import shadowing
 from aicr_core.framework.wheel_archive import DIST_INFO_LIMITS, WheelArchive, WheelRefused
 
 INSTALLER_NAME = "kubectl-aicr"
 RECORD_LIMIT = DIST_INFO_LIMITS["RECORD"]
-# Top-level names the program's dependencies import when present (try: import X / except ImportError), found
-# with an AST walk of the dependency closure (docs/plugins.md): a plugin's brotli.py would run in every
-# cluster command, unlisted. With sitecustomize/usercustomize, which Python itself imports at start.
-OPTIONAL_IMPORTS = frozenset({
-    "AppKit", "Foundation", "IPython", "OpenSSL", "PIL", "PyQt5", "_winreg", "aiodns", "backports", "blinker",
-    "brotli", "brotlicffi", "chardet", "compression", "cryptography", "ctags", "cython", "django", "dotenv",
-    "email_validator", "google", "h2", "ipywidgets", "jwt", "kubernetes_validate", "linkify_it", "nt",
-    "pyodide", "python_socks", "qtpy", "simplejson", "sitecustomize", "socks", "toml", "tomli", "traitlets",
-    "usercustomize", "uvloop", "winreg", "wsaccel", "zstandard"})
 
 
 class Installed(NamedTuple):
@@ -166,35 +157,6 @@ def unmet_requirement(wheel: WheelInfo, available: dict[str, Installed]) -> str 
     return None
 
 
-def shadowing(wheel: WheelInfo, search: list[str]) -> str | None:
-    """Why one of the wheel's top-level modules would shadow a name the program (or another plugin folder)
-    can import, or one the program's dependencies import when present; None when none does."""
-    for module in sorted(wheel.archive.top_level if wheel.archive else ()):
-        if module in OPTIONAL_IMPORTS:
-            return (f"its top-level module {module!r} would be imported by the program itself (an optional "
-                    "import of its dependencies): refused")
-        if importable(module, search):
-            return f"its top-level module {module!r} would shadow (or be shadowed by) the importable {module!r}"
-    return None
-
-
-def importable(module: str, search: list[str]) -> bool:
-    if module in sys.builtin_module_names or module in sys.stdlib_module_names or module in sys.modules:
-        return True
-    for finder in sys.meta_path:
-        try:
-            if finder is importlib.machinery.PathFinder or getattr(finder, "__name__", "") == "PathFinder":
-                spec = importlib.machinery.PathFinder.find_spec(module, search)
-            else:
-                find_spec = getattr(finder, "find_spec", None)
-                spec = find_spec(module, None) if find_spec is not None else None
-        except Exception:  # noqa: BLE001,S112 - a finder that cannot answer says nothing
-            continue
-        if spec is not None:
-            return True
-    return False
-
-
 def install(wheel_paths: Sequence[Path]) -> tuple[str, list[Installed]]:
     """Install the wheels into the first plugin folder, all or none; the folder and what was installed."""
     configured, folder = target_folder()
@@ -215,7 +177,8 @@ def install(wheel_paths: Sequence[Path]) -> tuple[str, list[Installed]]:
         available: dict[str, Installed] = {**in_folder, **given, **program}
         search = [p for p in sys.path if os.path.realpath(p or ".") != str(folder)]
         for wheel in wheels:
-            problem = unmet_requirement(wheel, available) or shadowing(wheel, search)
+            modules = wheel.archive.top_level if wheel.archive else set()
+            problem = unmet_requirement(wheel, available) or shadowing(modules, search)
             if problem is not None:
                 raise UsageError(f"{wheel.path}: {problem}")
 
