@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core import entry_points, plugin_folders
@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 
 
 SUBCOMMANDS = ("install", "uninstall")
+NOT_MODULES = ("bin", "include", "data", "__pycache__")  # the folders plugins install puts the other schemes in
 
 
 class Plugins(AicrCommand):
     """List installed plugins with their distribution, version, origin and load status, and each policy's mode.
 
-    ORIGIN says where a plugin came from: built-in, the plugin folder that
-    holds it, or the Python environment (pip). A policy's ACTIVE and MODE come
+    Every entry point is listed, cliff's CommandHooks (aicr.commands.NAME) too,
+    and after them the distributions of the plugin folders that declare none.
+    ORIGIN says where a plugin came from, by where its distribution lies:
+    built-in, the plugin folder that holds it, or the Python environment
+    (pip). A policy's ACTIVE and MODE come
     from the cluster's policy file (one GET; --policy-file PATH reads a local
     one instead); when it cannot be read they show "-" and the last line says
     why.
@@ -34,9 +38,12 @@ class Plugins(AicrCommand):
       Installs a site's wheels into the first plugin folder (AICR_PLUGIN_PATH,
       folders separated by ":", else $XDG_DATA_HOME/kubectl-aicr/plugins/py3.N),
       which the frozen program and a pip installation both read: no pip, no
-      network. Refused with [USAGE], installing nothing: a wheel this Python
-      or platform cannot run, a requirement that the program and the folder
-      do not meet, a distribution the program carries. All or nothing.
+      network, and without running any plugin's code. Refused with [USAGE],
+      installing nothing: a wheel this Python or platform cannot run, a
+      requirement that the program and the folder do not meet, a distribution
+      the program carries, a module that would shadow one the program can
+      import, a wheel past the install bounds (docs/plugins.md). All or
+      nothing.
 
     plugins uninstall NAME
       Removes the distribution NAME and every file it installed from the
@@ -57,6 +64,13 @@ class Plugins(AicrCommand):
     """
 
     uses_flags = ("operator_namespace", "policy_file")
+
+    def _load_hooks(self) -> None:
+        """No plugin's CommandHook runs in `plugins`, and a name the program declares (this command, its
+        renderers and layouts) is the program's: managing the plugins runs none of their code, so that no
+        plugin can refuse its own removal."""
+        entry_points.prefer_built_in()
+        self._hooks = []
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         subcommand = parser.add_argument("subcommand", metavar="install|uninstall", nargs="?", choices=SUBCOMMANDS,
@@ -99,8 +113,8 @@ class Plugins(AicrCommand):
             policy_file = {"source": args.policy_file or "the cluster's policy file",
                            "found": None, "digest": None, "error": f"[{err.code}] {err.message}"}
         rows: list[dict[str, Any]] = []
-        locations = distribution_locations()
-        for group_name in entry_points.GROUPS:
+        commands = entry_points.PluginGroup(entry_points.COMMANDS)
+        for group_name in [*entry_points.GROUPS, *hook_groups()]:
             group = entry_points.PluginGroup(group_name)
             conflicts = group.conflicts()
             for name in group.names():
@@ -115,15 +129,22 @@ class Plugins(AicrCommand):
                             entry_points.load_target(info)
                         except AicrError as err:
                             status, error = "failed", err.message
+                    hooked = group_name.removeprefix(entry_points.HOOKS_PREFIX)
+                    if group_name.startswith(entry_points.HOOKS_PREFIX) and status == "ok":
+                        if hooked == "plugins":
+                            status, error = "ignored", "the plugins command runs no hook of a plugin"
+                        elif hooked not in commands:
+                            status, error = "ignored", f"no command {hooked!r} is installed"
                     if name in conflicts:
                         status, error = "conflict", "also claimed by " + ", ".join(
                             i.target for i in conflicts[name] if i is not info)
                     rows.append({"group": group_name, "name": name, "target": info.target,
                                  "distribution": distribution, "version": version,
-                                 "origin": plugin_folders.origin(distribution, locations.get(normalized(distribution))),
-                                 "status": status, "error": error,
+                                 "origin": entry_points.origin(info), "status": status, "error": error,
                                  **policy_columns(engine, name if group_name == entry_points.POLICIES else None)})
-        return Result("PluginList", {"plugins": rows, "policyFile": policy_file},
+        quiet = [{"distribution": d.name, "version": d.version, "origin": d.origin, "modules": list(d.modules)}
+                 for d in distributions_without_entry_points()]
+        return Result("PluginList", {"plugins": rows, "policyFile": policy_file, "withoutEntryPoints": quiet},
                       names=tuple(f"{row['group']}/{row['name']}" for row in rows))
 
 
@@ -136,18 +157,46 @@ def policy_columns(engine: PolicyEngine | None, policy: str | None) -> dict[str,
             "overridable": setup.overridable if setup.active else None, "activation": setup.why}
 
 
-def normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+def hook_groups() -> list[str]:
+    """cliff's CommandHook groups (`aicr.commands.NAME`) and any other `aicr.*` group a distribution declares."""
+    return [g for g in entry_points.groups() if g not in entry_points.GROUPS]
 
 
-def distribution_locations() -> dict[str, str]:
-    """The folder holding each distribution (the first of sys.path's), by normalized name."""
-    locations: dict[str, str] = {}
-    for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"]
-        if name:
-            locations.setdefault(normalized(name), str(dist.locate_file("")))
-    return locations
+def top_level_modules(files: Iterable[Any]) -> tuple[str, ...]:
+    """What a distribution's files make importable at the top: its packages and its modules."""
+    names: set[str] = set()
+    for file in files:
+        first, _, rest = str(file).partition("/")
+        if rest and first not in NOT_MODULES and not first.endswith((".dist-info", ".data")):
+            names.add(first)
+        elif not rest and first.endswith((".py", ".so", ".pyd")):
+            names.add(first.split(".", 1)[0])
+    return tuple(sorted(names))
+
+
+class QuietDistribution(NamedTuple):
+    name: str
+    version: str
+    origin: str
+    modules: tuple[str, ...]
+
+
+def distributions_without_entry_points() -> list[QuietDistribution]:
+    """The distributions of the plugin folders that declare no `aicr.*` entry point: code that is importable
+    (a dependency, or a module that waits to be imported by name) though no plugin names it."""
+    from aicr_core.entry_points_cache import name_and_version
+
+    declaring = {(d[0], d[2]) for d in entry_points.table().distributions}
+    found: list[QuietDistribution] = []
+    for folder in plugin_folders.folders():
+        if not Path(folder).is_dir():
+            continue
+        for dist in importlib.metadata.distributions(path=[folder]):
+            name, version = name_and_version(dist)
+            if (name, str(dist.locate_file(""))) in declaring:
+                continue
+            found.append(QuietDistribution(name, version, folder, top_level_modules(dist.files or ())))
+    return sorted(found)
 
 
 def install(targets: list[str]) -> Result:

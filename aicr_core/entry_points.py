@@ -1,25 +1,33 @@
-"""Find plugins (entry points) through stevedore's entry-point cache; import only what is used.
+"""Find plugins (entry points) through a table of our own; import only what is used.
 
 Four groups (see setup.cfg): `aicr.commands`, `aicr.renderers`,
-`aicr.policies`, and `aicr.layouts` (the text layout of a result kind). Our
-own plugins are registered there too, exactly as a site package registers its
-own.
+`aicr.policies`, and `aicr.layouts` (the text layout of a result kind); cliff's
+`CommandHook`s are in `aicr.commands.<command>`. Our own plugins are
+registered there too, exactly as a site package registers its own.
 
-Listing a group reads entry-point metadata only (stevedore caches it per
-sys.path), so start-up does not grow with every plugin installed. A name that
-two entry points claim is a conflict: it is reported and the name refuses to
-run, because silently picking one is how an approver ends up running a
-command they did not install.
+Listing a group reads a table of every `aicr.*` entry point with the
+distribution (name, version, location) that declares it, kept on disk
+(entry_points_cache), so start-up does not grow with every plugin installed.
+stevedore's own cache keys its file by file times packed into 32-bit floats,
+which change only every 128 s: a plugin replaced within two minutes kept its
+old entry points for good. The table's key is exact instead (see
+entry_points_cache), and stevedore's look-ups of `aicr.*` groups (cliff's
+hooks) are answered from it. A name that two entry points claim is a
+conflict: it is reported and the name refuses to run, because silently
+picking one is how an approver ends up running a command they did not
+install; except that, while the program manages its plugins
+(`prefer_built_in`), a name the program itself declares is its own.
 """
 from __future__ import annotations
 
 import importlib.metadata
+import sys
 import threading
 from collections import defaultdict
 from typing import Any, NamedTuple
 
-from stevedore.named import NamedExtensionManager
-
+from aicr_core import entry_points_cache
+from aicr_core.entry_points_cache import Table
 from aicr_core.errors import AicrError, Code
 
 COMMANDS = "aicr.commands"
@@ -27,6 +35,7 @@ RENDERERS = "aicr.renderers"
 POLICIES = "aicr.policies"
 LAYOUTS = "aicr.layouts"
 GROUPS = (COMMANDS, RENDERERS, POLICIES, LAYOUTS)
+HOOKS_PREFIX = COMMANDS + "."  # cliff's CommandHooks of command NAME: aicr.commands.NAME
 
 
 class PluginInfo(NamedTuple):
@@ -37,21 +46,61 @@ class PluginInfo(NamedTuple):
     target: str  # "module:attribute"
 
 
+class Distribution(NamedTuple):
+    name: str
+    version: str
+    location: str  # the folder (sys.path entry) it lies in
+
+
+UNKNOWN = Distribution("unknown", "", "")
+
+# The table, read once per process and published whole under a lock (a fleet's workers ask at once);
+# `refresh()` drops it, so that a long-lived program sees plugins installed since.
+_table: tuple[tuple[str, ...], Table] | None = None
+_table_lock = threading.Lock()
+_prefer_built_in = False
+
+
+def table() -> Table:
+    """The table of sys.path as it is: read again when sys.path changed since (as stevedore's was keyed)."""
+    global _table
+    path = tuple(sys.path)
+    found = _table
+    if found is None or found[0] != path:
+        with _table_lock:
+            found = _table
+            if found is None or found[0] != path:
+                found = _table = (path, entry_points_cache.read())
+    return found[1]
+
+
+def refresh() -> None:
+    """Forget the table: the next look-up reads the plugins as they are now (a long-lived program's call)."""
+    global _table
+    with _table_lock:
+        _table = None
+
+
+def prefer_built_in() -> None:
+    """From now on a name claimed by the program and a plugin is the program's: `plugins` (which manages the
+    plugins) is never blocked, nor runs their code, by a plugin claiming its name, renderer or layout."""
+    global _prefer_built_in
+    _prefer_built_in = True
+
+
+def groups() -> list[str]:
+    """Every `aicr.*` group some distribution declares entry points in."""
+    return sorted(table().groups)
+
+
 class PluginGroup:
     """The entry points of one group, by name; loads one on request."""
 
     def __init__(self, group: str) -> None:
         self.group = group
         self._by_name: dict[str, list[PluginInfo]] = defaultdict(list)
-        seen: set[tuple[str, str]] = set()
-        # names=[]: stevedore reads the (cached) entry points and imports none of them.
-        listing: NamedExtensionManager[Any] = NamedExtensionManager(
-            group, names=[], on_missing_entrypoints_callback=None)
-        for ep in listing.list_entry_points():
-            if (ep.name, ep.value) in seen:  # one distribution found twice on sys.path
-                continue
-            seen.add((ep.name, ep.value))
-            self._by_name[ep.name].append(PluginInfo(group, ep.name, ep.value))
+        for name, target, _dist in table().groups.get(group, ()):
+            self._by_name[name].append(PluginInfo(group, name, target))
 
     def names(self) -> list[str]:
         return sorted(self._by_name)
@@ -71,6 +120,9 @@ class PluginGroup:
         if not infos:
             raise KeyError(name)
         if len(infos) > 1:
+            own = [i for i in infos if is_built_in(i)]
+            if (_prefer_built_in or (self.group, name) == (COMMANDS, "plugins")) and len(own) == 1:
+                return load_target(own[0])
             claims = ", ".join(f"{distribution_of(i)} ({i.target})" for i in infos)
             raise AicrError(Code.PLUGIN_ERROR, f"{self.group} {name!r} is claimed by more than one plugin: "
                             f"{claims}; uninstall one of them")
@@ -78,48 +130,46 @@ class PluginGroup:
 
 
 def load_target(info: PluginInfo) -> Any:
-    """Import one entry point through stevedore, turning any failure into PLUGIN_ERROR."""
-    failures: list[BaseException] = []
-
-    def record(_manager: object, ep: importlib.metadata.EntryPoint, err: BaseException) -> None:
-        if ep.value == info.target:
-            failures.append(err)
-
-    manager: NamedExtensionManager[Any] = NamedExtensionManager(
-        info.group, names=[info.name], on_missing_entrypoints_callback=None,
-        on_load_failure_callback=record)
-    loaded = [ext.plugin for ext in manager if ext.entry_point.value == info.target]
-    if failures or not loaded:
-        err = failures[0] if failures else LookupError("entry point vanished")
+    """Import one entry point, turning any failure into PLUGIN_ERROR."""
+    try:
+        return importlib.metadata.EntryPoint(info.name, info.target, info.group).load()
+    except Exception as err:  # noqa: BLE001 - a plugin that fails to import: named, one line
         raise AicrError(Code.PLUGIN_ERROR, f"{info.group} {info.name!r} from {distribution_of(info)} "
                         f"failed to load: {type(err).__name__}: {err}") from err
-    return loaded[0]
 
 
-# Which distribution declares each entry point: built whole, then published, under a lock. A fleet's
-# workers ask at once (a policy file's `required: [{name, distribution}]`); a table published empty
-# and then filled would answer "unknown" to a worker that read it half-made.
-_dist_by_entry_point: dict[str, tuple[str, str]] | None = None
-_dist_lock = threading.Lock()
+def distribution(info: PluginInfo) -> Distribution:
+    """The distribution that declares this entry point (the first on sys.path, if two do)."""
+    current = table()
+    for name, target, dist in current.groups.get(info.group, ()):
+        if name == info.name and target == info.target:
+            return Distribution(*current.distributions[dist])
+    return UNKNOWN
 
 
 def distribution_of(info: PluginInfo) -> str:
-    """`name version` of the distribution that declares this entry point (slow; for reports only)."""
-    name, version = distribution_and_version(info)
-    return f"{name} {version}".strip()
+    """`name version` of the distribution that declares this entry point (for reports)."""
+    found = distribution(info)
+    return f"{found.name} {found.version}".strip()
 
 
 def distribution_and_version(info: PluginInfo) -> tuple[str, str]:
-    global _dist_by_entry_point
-    table = _dist_by_entry_point
-    if table is None:
-        with _dist_lock:
-            table = _dist_by_entry_point
-            if table is None:
-                table = {}
-                for dist in importlib.metadata.distributions():
-                    for ep in dist.entry_points:
-                        if ep.group in GROUPS:
-                            table[f"{ep.group}\0{ep.name}\0{ep.value}"] = (dist.metadata["Name"], dist.version)
-                _dist_by_entry_point = table
-    return table.get(f"{info.group}\0{info.name}\0{info.target}", ("unknown", ""))
+    found = distribution(info)
+    return found.name, found.version
+
+
+def origin(info: PluginInfo) -> str:
+    """`built-in`, the plugin folder holding the entry point's distribution, or `environment`: by where it lies."""
+    from aicr_core import plugin_folders
+
+    found = distribution(info)
+    return plugin_folders.origin(found.name, found.location or None)
+
+
+def is_built_in(info: PluginInfo) -> bool:
+    from aicr_core import plugin_folders
+
+    return origin(info) == plugin_folders.BUILT_IN
+
+
+entry_points_cache.answer_stevedore(table)

@@ -319,13 +319,35 @@ def reproduction(d: dict[str, Any]) -> list[str]:
     return lines
 
 
+HOOKS_PREFIX = "aicr.commands."
+
+
 def plugin_list(d: dict[str, Any]) -> list[str]:
+    """The entry points of the four groups, then cliff's CommandHooks (by command), then the folders'
+    distributions that declare none; the policy file last."""
+    plugins = [p for p in d.get("plugins") or [] if isinstance(p, dict)]
+    hooks = [p for p in plugins if str(p.get("group")).startswith(HOOKS_PREFIX)]
     rows = [[value(p.get("group")), value(p.get("name")), value(p.get("distribution")), value(p.get("version")),
-             value(p.get("origin")), value(p.get("active")), value(p.get("mode")),
-             value(p.get("status")) + (f": {value(p.get('error'))}" if p.get("error") else "")]
-            for p in d.get("plugins") or []]
+             value(p.get("origin")), value(p.get("active")), value(p.get("mode")), status_text(p)]
+            for p in plugins if p not in hooks]
     lines = listing(["GROUP", "NAME", "DISTRIBUTION", "VERSION", "ORIGIN", "ACTIVE", "MODE", "STATUS"], rows)
+    if hooks:
+        lines += ["", "Command hooks (aicr.commands.COMMAND):", *listing(
+            ["COMMAND", "NAME", "DISTRIBUTION", "VERSION", "ORIGIN", "STATUS"],
+            [[value(str(p.get("group")).removeprefix(HOOKS_PREFIX)), value(p.get("name")),
+              value(p.get("distribution")), value(p.get("version")), value(p.get("origin")), status_text(p)]
+             for p in hooks])]
+    quiet = [[value(q.get("distribution")), value(q.get("version")), value(q.get("origin")),
+              ", ".join(value(m) for m in q.get("modules") or []) or "-"]
+             for q in d.get("withoutEntryPoints") or [] if isinstance(q, dict)]
+    if quiet:
+        lines += ["", "Distributions without entry points (importable, named by no plugin):",
+                  *listing(["DISTRIBUTION", "VERSION", "ORIGIN", "MODULES"], quiet)]
     return [*lines, "", f"Policy file: {policy_file_text(d.get('policyFile'))}"]
+
+
+def status_text(p: dict[str, Any]) -> str:
+    return value(p.get("status")) + (f": {value(p.get('error'))}" if p.get("error") else "")
 
 
 def plugin_change(d: dict[str, Any]) -> list[str]:

@@ -33,7 +33,7 @@ import krew_manifest  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "release"
 DISTRIBUTION = "kubectl-aicr"
-VERSION = re.compile(r"^v(?P<pep440>\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?)$")
+VERSION = re.compile(r"v(?P<pep440>\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?)")  # whole: fullmatch (`$` passes a final newline)
 # The build's own tools, pinned: a release is built the same way until someone changes these.
 BUILD_TOOLS = ("pip==26.3", "build==1.3.0", "setuptools==80.9.0")
 SBOM_TOOL = "cyclonedx-bom==7.5.0"
@@ -137,23 +137,59 @@ def write_gzip(target: Path, tar_bytes: bytes) -> None:
 
 
 def write_archive(archive: Path, program: Path, license_file: Path, epoch: int) -> None:
-    """A tar.gz whose bytes depend only on the files: sorted names, owner 0, the commit's time, no gzip name."""
-    members = [(license_file, "LICENSE")]
-    members += [(path, path.relative_to(program).as_posix()) for path in program.rglob("*")]
+    """A tar.gz whose bytes depend only on the files: sorted names, owner 0, the commit's time, no gzip name.
+
+    Only folders and regular files: krew refuses an archive holding a symlink, a hard link or a `..`
+    member, and a framework Python's build holds symlinks (macOS `_internal/Python`). A link inside the
+    program's folder is stored as what it points to (a file's bytes, a folder's files); one that dangles
+    or points outside is refused, naming it."""
+    members = [(license_file, "LICENSE"), *archive_members(program)]
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path, name in sorted(members, key=lambda member: member[1]):
-            info = stamped(tar.gettarinfo(str(path), arcname=name), epoch)
-            if info.isdir():
-                info.mode = 0o755
-            elif info.isfile():
-                info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
-            if info.isfile():
-                with path.open("rb") as data:
-                    tar.addfile(info, data)
-            else:
-                tar.addfile(info)
+            info = tarfile.TarInfo(name)
+            if path.is_dir():
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(stamped(info, epoch))
+                continue
+            info.size = path.stat().st_size
+            info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
+            with path.open("rb") as data:
+                tar.addfile(stamped(info, epoch), data)
     write_gzip(archive, buffer.getvalue())
+
+
+def archive_members(program: Path, folder: Path | None = None, prefix: str = "",
+                    through: frozenset[Path] = frozenset()) -> list[tuple[Path, str]]:
+    """(source, name in the archive) of every folder and file under `folder` (the program's own by default),
+    links followed when they point inside the program's folder; ReleaseError naming one that does not."""
+    root = program.resolve()
+    folder = folder or program
+    found: list[tuple[Path, str]] = []
+    for entry in sorted(folder.iterdir()):
+        name = f"{prefix}{entry.name}"
+        source = entry
+        if entry.is_symlink():
+            target = entry.resolve()
+            if not target.exists():
+                raise ReleaseError(f"the build's {name} is a link to {os.readlink(entry)}, which does not exist")
+            if target != root and root not in target.parents:
+                raise ReleaseError(f"the build's {name} is a link to {target}, outside the program's folder")
+            here = entry.parent.resolve()
+            if target == here or target in here.parents:
+                raise ReleaseError(f"the build's {name} is a link to {os.readlink(entry)}, a folder that holds it")
+            source = target
+        if source.is_dir():
+            real = source.resolve()
+            if real in through:
+                raise ReleaseError(f"the build's {name} is a link back into a folder that holds it")
+            found.append((source, name))
+            found += archive_members(program, source, f"{name}/", through | {real})
+        elif source.is_file():
+            found.append((source, name))
+        else:
+            raise ReleaseError(f"the build's {name} is neither a file nor a folder")
+    return found
 
 
 def rewrite_sdist(sdist: Path, epoch: int) -> None:
@@ -182,11 +218,16 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
-    match = VERSION.match(version)
+def pep440_of(version: str) -> str:
+    """The version without its `v`, checked whole: `v0.2.0\\n` is refused."""
+    match = VERSION.fullmatch(version)
     if match is None:
         raise ReleaseError(f"--version {version!r} is not vX.Y.Z")
-    pep440 = match["pep440"]
+    return match["pep440"]
+
+
+def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
+    pep440 = pep440_of(version)
     os_name, arch = this_platform()
     status_before = run("git", "status", "--porcelain", cwd=ROOT)
     commit, epoch, modified = commit_and_time()

@@ -10,19 +10,30 @@ wheel needs is checked before anything is written (docs/plugins.md):
 - its name: a distribution the program carries (`kubectl-aicr`,
   `pydantic`, ...) would be shadowed, or shadow it: refused;
 - its requirements (`Requires-Dist`, markers evaluated here): each must be
-  met by the program, the folder or the other wheels of the same install.
+  met by the program, the folder or the other wheels of the same install;
+- its archive (wheel_archive): bounded before anything is inflated, every
+  member a plain path of its own, METADATA's name the file name's;
+- its top-level modules (module_shadows): none may shadow a name the program can import, or
+  one its dependencies import when present (`OPTIONAL_IMPORTS`);
+- the folder: trusted (plugin_folders), not the program's own environment; a
+  symlinked folder is changed where it points, the link left as it is.
+
+No plugin's code runs meanwhile (the `plugins` command loads no hook).
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
+import re
 import shutil
 import sys
+import sysconfig
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from email.parser import HeaderParser
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import sys_tags
@@ -30,9 +41,13 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from aicr_core import plugin_folders
+from aicr_core.entry_points_cache import name_and_version
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.framework.module_shadows import shadowing
+from aicr_core.framework.wheel_archive import DIST_INFO_LIMITS, WheelArchive, WheelRefused
 
 INSTALLER_NAME = "kubectl-aicr"
+RECORD_LIMIT = DIST_INFO_LIMITS["RECORD"]
 
 
 class Installed(NamedTuple):
@@ -45,13 +60,18 @@ class WheelInfo(NamedTuple):
     name: str
     version: Version
     requires: tuple[str, ...]
+    archive: WheelArchive | None = None  # open while the install runs
 
 
 def program_distributions(folders: Sequence[str]) -> dict[str, Installed]:
     """The distributions of the program's own environment (sys.path without the plugin folders), by canonical name."""
-    own_path = [entry for entry in sys.path if os.path.realpath(entry or ".") not in
-                {os.path.realpath(folder) for folder in folders}]
-    return _by_name(importlib.metadata.distributions(path=own_path))
+    return _by_name(importlib.metadata.distributions(path=own_path(folders)))
+
+
+def own_path(folders: Sequence[str]) -> list[str]:
+    """sys.path without the plugin folders: where the program finds what it carries."""
+    plugin = {os.path.realpath(folder) for folder in folders}
+    return [entry for entry in sys.path if os.path.realpath(entry or ".") not in plugin]
 
 
 def folder_distributions(folder: Path) -> dict[str, Installed]:
@@ -61,16 +81,36 @@ def folder_distributions(folder: Path) -> dict[str, Installed]:
 def _by_name(distributions: Iterable[importlib.metadata.Distribution]) -> dict[str, Installed]:
     found: dict[str, Installed] = {}
     for dist in distributions:
-        name = dist.metadata["Name"]
+        name, version = name_and_version(dist)
         if name:
-            found.setdefault(canonicalize_name(name), Installed(name, dist.version))
+            found.setdefault(canonicalize_name(name), Installed(name, version))
     return found
 
 
-def read_wheel(path: Path) -> WheelInfo:
-    """Name, version and requirements of a wheel file; [USAGE] naming it when it is not one."""
-    from installer.sources import WheelFile
+def target_folder() -> tuple[str, Path]:
+    """The first plugin folder as configured, and the folder written (a symlink's target): refused when there
+    is none, when it is the program's own environment, or when it is not trusted (plugin_folders)."""
+    folders = plugin_folders.folders()
+    if not folders:
+        raise UsageError(f"{plugin_folders.ENV} names no plugin folder (its entries are empty or relative): "
+                         "give it an absolute folder")
+    configured = folders[0]
+    real = Path(os.path.realpath(configured))
+    environment = {os.path.realpath(p) for p in own_path(folders) if p}
+    environment.update(os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib"))
+    if str(real) in environment:
+        raise UsageError(f"the plugin folder {configured} is the program's own Python environment: plugins are "
+                         "installed into a folder of their own (set AICR_PLUGIN_PATH to another folder)")
+    problem = plugin_folders.trust_problem(configured)
+    if problem is not None:
+        raise AicrError(Code.PLUGIN_ERROR, problem)
+    return configured, real
 
+
+@contextlib.contextmanager
+def opened_wheel(path: Path) -> Iterator[WheelInfo]:
+    """The wheel's name, version and requirements, its archive checked and kept open (the very file that is
+    unpacked later); [USAGE] naming it when it is not one or is refused."""
     try:
         name, version, _build, tags = parse_wheel_filename(path.name)
     except (InvalidWheelFilename, InvalidVersion) as err:
@@ -81,14 +121,23 @@ def read_wheel(path: Path) -> WheelInfo:
                          f"{sys.version_info[1]}) on this platform cannot run it: its tags are "
                          f"{', '.join(sorted(str(t) for t in tags))}")
     try:
-        with WheelFile.open(path) as source:
-            metadata = HeaderParser().parsestr(source.read_dist_info("METADATA"))
-            source.validate_record()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except Exception as err:  # noqa: BLE001 - a zip, a dist-info or a RECORD that is not right: one line
-        raise UsageError(f"{path}: not a valid wheel: {type(err).__name__}: {err}") from None
-    return WheelInfo(path, str(name), version, tuple(metadata.get_all("Requires-Dist") or ()))
+        archive = WheelArchive(path, str(name), version)
+    except WheelRefused as err:
+        raise UsageError(f"{path}: {err}") from None
+    try:
+        try:
+            _wheel_file(archive).validate_record()
+        except Exception as err:  # noqa: BLE001 - a RECORD that is not right: installer's first issue, one line
+            raise UsageError(f"{path}: {_installer_problem(err)}") from None
+        yield WheelInfo(path, str(name), version, tuple(archive.metadata.get_all("Requires-Dist") or ()), archive)
+    finally:
+        archive.close()
+
+
+def read_wheel(path: Path) -> WheelInfo:
+    """Name, version and requirements of a wheel file (closed again); [USAGE] naming it when it is not one."""
+    with opened_wheel(path) as info:
+        return info
 
 
 def unmet_requirement(wheel: WheelInfo, available: dict[str, Installed]) -> str | None:
@@ -110,87 +159,150 @@ def unmet_requirement(wheel: WheelInfo, available: dict[str, Installed]) -> str 
 
 def install(wheel_paths: Sequence[Path]) -> tuple[str, list[Installed]]:
     """Install the wheels into the first plugin folder, all or none; the folder and what was installed."""
+    configured, folder = target_folder()
     folders = plugin_folders.folders()
-    folder = Path(folders[0])
-    wheels = [read_wheel(path) for path in wheel_paths]
-    program = program_distributions(folders)
-    in_folder = folder_distributions(folder)
-    names = [canonicalize_name(w.name) for w in wheels]
-    for wheel, name in zip(wheels, names, strict=True):
-        if names.count(name) > 1:
-            raise UsageError(f"{wheel.path}: {wheel.name} is given more than once")
-        if name in program:
-            raise UsageError(f"{wheel.path}: it would shadow {program[name].name} {program[name].version}, "
-                             "which the program carries")
-    given: dict[str, Installed] = {
-        name: Installed(wheel.name, str(wheel.version)) for name, wheel in zip(names, wheels, strict=True)}
-    available: dict[str, Installed] = {**in_folder, **given, **program}
-    for wheel in wheels:
-        problem = unmet_requirement(wheel, available)
-        if problem is not None:
-            raise UsageError(f"{wheel.path}: {problem}")
-
-    def change(staging: Path) -> None:
+    with contextlib.ExitStack() as stack:
+        wheels = [stack.enter_context(opened_wheel(path)) for path in wheel_paths]
+        program = program_distributions(folders)
+        in_folder = folder_distributions(folder)
+        names = [canonicalize_name(w.name) for w in wheels]
         for wheel, name in zip(wheels, names, strict=True):
-            if name in in_folder:  # a newer (or the same) version of one installed: replaced
-                _remove_distribution(staging, name)
-            _unpack(wheel.path, staging)
+            if names.count(name) > 1:
+                raise UsageError(f"{wheel.path}: {wheel.name} is given more than once")
+            if name in program:
+                raise UsageError(f"{wheel.path}: it would shadow {program[name].name} {program[name].version}, "
+                                 "which the program carries")
+        given: dict[str, Installed] = {
+            name: Installed(wheel.name, str(wheel.version)) for name, wheel in zip(names, wheels, strict=True)}
+        available: dict[str, Installed] = {**in_folder, **given, **program}
+        search = [p for p in sys.path if os.path.realpath(p or ".") != str(folder)]
+        for wheel in wheels:
+            modules = wheel.archive.top_level if wheel.archive else set()
+            problem = unmet_requirement(wheel, available) or shadowing(modules, search)
+            if problem is not None:
+                raise UsageError(f"{wheel.path}: {problem}")
 
-    _replace_folder(folder, change)
-    return str(folder), [Installed(w.name, str(w.version)) for w in wheels]
+        def change(staging: Path) -> None:
+            for wheel, name in zip(wheels, names, strict=True):
+                if name in in_folder:  # a newer (or the same) version of one installed: replaced
+                    _remove_distribution(staging, name)
+                _unpack(wheel, staging)
+
+        _replace_folder(folder, change, configured)
+    return configured, [Installed(w.name, str(w.version)) for w in wheels]
 
 
 def uninstall(name: str) -> tuple[str, Installed]:
     """Remove the distribution NAME and every file it installed from the first plugin folder."""
-    folders = plugin_folders.folders()
-    folder = Path(folders[0])
+    configured, folder = target_folder()
     present = folder_distributions(folder).get(canonicalize_name(name))
     if present is None:
-        program = program_distributions(folders).get(canonicalize_name(name))
+        program = program_distributions(plugin_folders.folders()).get(canonicalize_name(name))
         if program is not None:
             raise UsageError(f"{name} is part of the program ({program.name} {program.version}), "
-                             f"not a plugin of {folder}")
-        raise UsageError(f"{name} is not installed in the plugin folder {folder}")
-    _replace_folder(folder, lambda staging: _remove_distribution(staging, canonicalize_name(name)))
-    return str(folder), present
+                             f"not a plugin of {configured}")
+        raise UsageError(f"{name} is not installed in the plugin folder {configured}")
+    _replace_folder(folder, lambda staging: _remove_distribution(staging, canonicalize_name(name)), configured)
+    return configured, present
 
 
-def _unpack(wheel: Path, target: Path) -> None:
-    from installer import install as install_wheel
-    from installer.destinations import SchemeDictionaryDestination
+def _wheel_file(archive: WheelArchive) -> Any:
     from installer.sources import WheelFile
 
+    return WheelFile(archive.zip)
+
+
+def _unpack(wheel: WheelInfo, target: Path) -> None:
+    from installer import install as install_wheel
+    from installer.destinations import SchemeDictionaryDestination
+
+    assert wheel.archive is not None
     scheme = {"purelib": str(target), "platlib": str(target), "headers": str(target / "include"),
               "scripts": str(target / "bin"), "data": str(target / "data")}
+    for member in wheel.archive.zip.namelist():  # a file of another distribution is never overwritten
+        landing = _landing(wheel.archive, member)
+        if landing is not None and os.path.lexists(os.path.join(scheme[landing[0]], landing[1])):
+            raise UsageError(f"{wheel.path}: member {member!r} would overwrite a file another distribution "
+                             "of the plugin folder installed")
     destination = SchemeDictionaryDestination(scheme, interpreter=sys.executable, script_kind="posix",
                                               bytecode_optimization_levels=())
-    with WheelFile.open(wheel) as source:
-        install_wheel(source, destination, additional_metadata={"INSTALLER": INSTALLER_NAME.encode()})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # installer's RuntimeWarning is a refusal, in one line
+            install_wheel(_wheel_file(wheel.archive), destination,
+                          additional_metadata={"INSTALLER": INSTALLER_NAME.encode()})
+    except (AicrError, OSError):
+        raise
+    except Exception as err:  # noqa: BLE001 - installer's refusal of the wheel's content: one line, the wheel named
+        raise UsageError(f"{wheel.path}: {_installer_problem(err, target)}") from None
+
+
+def _landing(archive: WheelArchive, member: str) -> tuple[str, str] | None:
+    """(scheme, path inside it) where a member is written; None for a folder entry or the dist-info's RECORD."""
+    if member.endswith("/") or member == f"{archive.dist_info}/RECORD":
+        return None
+    parts = member.split("/")
+    if parts[0] == archive.data_dir and len(parts) >= 3:
+        return parts[1], "/".join(parts[2:])
+    return "purelib", member
+
+
+def _installer_problem(err: BaseException, staging: Path | None = None) -> str:
+    """installer's message in one line: no object reprs, no staging path, the first issue of a list."""
+    issues = getattr(err, "issues", None)
+    text = str(issues[0]) if isinstance(issues, list) and issues else str(err)
+    text = re.sub(r"<[^<>]*? object at 0x[0-9a-fA-F]+>", "the wheel", text)
+    if staging is not None:
+        text = text.replace(str(staging) + os.sep, "").replace(str(staging), "the plugin folder")
+    text = re.sub(r"^In [^,]*\.whl, ", "", text)
+    return " ".join(text.split())[:300] or type(err).__name__
 
 
 def _remove_distribution(folder: Path, name: str) -> None:
-    """Delete the files a distribution's RECORD lists (inside the folder only), then empty folders they leave."""
+    """Delete the files a distribution's RECORD lists (inside the folder only), their compiled `__pycache__`
+    files, then the folders they leave empty."""
+    root = Path(os.path.realpath(folder))
     for dist in importlib.metadata.distributions(path=[str(folder)]):
-        if canonicalize_name(dist.metadata["Name"] or "") != name:
+        if canonicalize_name(name_and_version(dist)[0]) != name:
             continue
-        root = folder.resolve()
-        parents: set[Path] = set()
+        record = Path(str(dist.locate_file(""))) / _metadata_folder(dist) / "RECORD"
+        if record.is_file() and record.stat().st_size > RECORD_LIMIT:
+            raise AicrError(Code.PLUGIN_ERROR, f"{name}'s RECORD is larger than {RECORD_LIMIT} bytes: "
+                            "nothing was removed")
+        paths: list[Path] = []
         for entry in dist.files or ():
-            path = (folder / entry).resolve()
-            if root not in path.parents:
+            path = Path(os.path.normpath(folder / entry))  # the link itself, never what it points to
+            parent = Path(os.path.realpath(path.parent))
+            if not (parent == root or root in parent.parents) or path == folder:
                 raise AicrError(Code.PLUGIN_ERROR, f"{name}'s RECORD names {entry}, outside {folder}: "
                                 "nothing was removed")
-            if path.is_file() or path.is_symlink():
+            paths.append(path)
+        parents: set[Path] = set()
+        for path in paths:
+            if path.is_symlink() or path.is_file():
                 path.unlink()
-            parents.update(p for p in path.parents if root in p.parents)
+            if path.suffix == ".py":
+                for compiled in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+                    compiled.unlink()
+                parents.add(path.parent / "__pycache__")
+            parents.update(p for p in path.parents if p == folder or folder in p.parents)
+        parents.discard(folder)
         for parent in sorted(parents, key=lambda p: len(p.parts), reverse=True):
-            if parent.is_dir() and not any(parent.iterdir()):
+            if parent.is_dir() and not parent.is_symlink() and not any(parent.iterdir()):
                 parent.rmdir()
         return
 
 
-def _replace_folder(folder: Path, change: Callable[[Path], None]) -> None:
-    """Apply `change` to a copy of the folder, then put the copy in the folder's place (the old one removed)."""
+def _metadata_folder(dist: importlib.metadata.Distribution) -> str:
+    folder = getattr(dist, "_path", None)
+    return Path(str(folder)).name if folder is not None else ""
+
+
+def _replace_folder(folder: Path, change: Callable[[Path], None], shown: str) -> None:
+    """Apply `change` to a copy of the folder, then put the copy in the folder's place (the old one removed).
+
+    `folder` is the real folder (a configured symlink's target: the link stays as it is); `shown` is the folder
+    as configured, the one messages name."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
     old = folder.parent / f".{folder.name}.old-{staging.name.rsplit('-', 1)[-1]}"
@@ -199,7 +311,7 @@ def _replace_folder(folder: Path, change: Callable[[Path], None]) -> None:
         if folder.is_dir():
             shutil.copytree(folder, staging, symlinks=True)
         else:
-            staging.mkdir()
+            staging.mkdir(mode=0o755)
         change(staging)
         if folder.is_dir():
             folder.rename(old)
@@ -212,11 +324,8 @@ def _replace_folder(folder: Path, change: Callable[[Path], None]) -> None:
     except AicrError:
         raise
     except OSError as err:
-        raise AicrError(Code.WRITE_FAILED, f"cannot change the plugin folder {folder}: {err.strerror or err}; "
+        raise AicrError(Code.WRITE_FAILED, f"cannot change the plugin folder {shown}: {err.strerror or err}; "
                         "it is as it was") from None
-    except Exception as err:  # noqa: BLE001 - installer's refusal of a wheel's content: one line, folder unchanged
-        raise AicrError(Code.WRITE_FAILED, f"cannot change the plugin folder {folder}: {type(err).__name__}: "
-                        f"{err}; it is as it was") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)

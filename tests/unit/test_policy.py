@@ -179,6 +179,7 @@ def installed_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callabl
         monkeypatch.syspath_prepend(str(tmp_path / "site"))  # stevedore's file cache is keyed by sys.path
         monkeypatch.setattr(ExtensionManager, "ENTRY_POINT_CACHE", {})  # its in-process cache is not
         monkeypatch.setattr(stevedore_cache._c, "_dir", str(tmp_path / "cache"))  # no file left in ~/.cache
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nor of entry_points' table
         monkeypatch.delitem(sys.modules, "site_policy", raising=False)
         return load_policies()
     return load
