@@ -9,7 +9,6 @@ and no warning.
 """
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -34,8 +33,7 @@ def start_reading(cluster: KubeSession, rollout: str) -> Callable[[], list[dict[
     from aicr_core.session.deadline import Deadline
 
     found: list[list[dict[str, Any]] | None] = [None]
-    session = copy.copy(cluster)
-    session.deadline = Deadline(cluster.deadline.remaining())
+    session = cluster.with_deadline(Deadline(cluster.deadline.remaining()))
 
     def read() -> None:
         try:

@@ -120,11 +120,10 @@ class List(AicrCommand):
         """
         from aicr_core.domain.assessments import Assessments, read_reports
         from aicr_core.domain.rollout_documents import item, parse_all
-        from aicr_core.session import kube
         from aicr_core.session.deadline import in_background
 
         with _rollouts.many_objects():
-            reading = in_background(read_reports, kube.KubeSession(cluster.settings, cluster.deadline),
+            reading = in_background(read_reports, cluster.with_deadline(cluster.deadline),
                                     args.operator_namespace) if beside else None
             objects = list_rollouts(cluster, args.selector)
             rollouts, warnings = parse_all(objects)

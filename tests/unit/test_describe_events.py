@@ -36,6 +36,9 @@ class Refusing:
     def __init__(self) -> None:
         self.deadline = Deadline(5)
 
+    def with_deadline(self, deadline: Deadline) -> Refusing:
+        return self
+
     def list(self, path: str, params: dict[str, str]) -> tuple[list[dict[str, Any]], str]:
         raise AicrError(Code.FORBIDDEN, "events is forbidden")
 
