@@ -2,9 +2,9 @@
 
 The kube-state-metrics config spells the operator's field paths a second time (it
 is YAML a site hands to kube-state-metrics): each path is checked here against
-what aicr_core/domain/operator_api.py reads, by writing a value at that path and
+what aicr_core/domain/operator_api/ reads, by writing a value at that path and
 seeing parse_rollout return it, so a rename in the operator's API fails here and
-stays a change in one module. The rule checks are the contract's static ones;
+stays a change in one package. The rule checks are the contract's static ones;
 `promtool test rules` (.ci/run) and tests/cluster/test_alerting.py show them work.
 """
 from __future__ import annotations
