@@ -83,6 +83,7 @@ def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> An
     from aicr_commands import _rollout_args as _rollouts
     from aicr_core.domain import operator_api as api
     from aicr_core.domain.rollout_documents import waits_for_person
+    from aicr_core.domain.rollouts import parse_rollout
     from aicr_core.framework.completion import API_SECONDS, NO_FILES, Candidates
     from aicr_core.session.deadline import Deadline
 
@@ -91,7 +92,7 @@ def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> An
         waiting: dict[str, str] = {}
         for obj in objects:
             try:
-                rollout = api.parse_rollout(obj, records=False)
+                rollout = parse_rollout(obj, records=False)
             except AicrError:
                 continue
             if waits_for_person(rollout) and rollout.to_digest.startswith(prefix):

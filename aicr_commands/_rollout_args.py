@@ -62,6 +62,7 @@ class RolloutNames:
     def __call__(self, prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
         from aicr_core.domain import operator_api as api
         from aicr_core.domain.rollout_documents import waits_for_person
+        from aicr_core.domain.rollouts import parse_rollout
         from aicr_core.framework.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
         from aicr_core.session.deadline import Deadline
 
@@ -70,7 +71,7 @@ class RolloutNames:
             rollouts = []
             for obj in objects:
                 try:
-                    rollouts.append(api.parse_rollout(obj, records=False))
+                    rollouts.append(parse_rollout(obj, records=False))
                 except AicrError:
                     continue
         rollouts = [r for r in rollouts if r.name.startswith(prefix)]

@@ -120,10 +120,12 @@ def item(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
 
 def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], list[str]]:
     """Every rollout that parses; one that does not is named in a warning, never a reason to list nothing."""
+    from aicr_core.domain.rollouts import parse_rollout
+
     rollouts, bad = [], []
     for obj in objects:
         try:
-            rollouts.append(api.parse_rollout(obj, records=False))
+            rollouts.append(parse_rollout(obj, records=False))
         except AicrError as err:
             if err.code != Code.INVALID_OBJECT:
                 raise

@@ -129,6 +129,7 @@ def check_confirmation(args: argparse.Namespace, action: Action) -> None:
 def plan_rollouts(cluster: KubeSession, digest: str) -> list[api.Rollout]:
     """Every rollout to the plan (spec.to.digest compared in full), newest first: one LIST."""
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.rollouts import parse_rollout
     from aicr_core.gc_pause import paused_gc
 
     with paused_gc():  # thousands of objects decoded and parsed: see aicr_core.gc_pause
@@ -136,7 +137,7 @@ def plan_rollouts(cluster: KubeSession, digest: str) -> list[api.Rollout]:
         found = []
         for obj in objects:
             try:
-                rollout = api.parse_rollout(obj, records=False)
+                rollout = parse_rollout(obj, records=False)
             except AicrError:
                 continue  # a malformed rollout is no rollout to this plan (list names it)
             if rollout.to_digest == digest:

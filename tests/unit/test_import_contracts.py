@@ -97,7 +97,7 @@ def test_a_module_of_the_operator_api_package_that_imports_the_action_table_brea
     """The contract names the package: each of its modules is held by it, not only `__init__`."""
     tree = copy_of_the_tree(tmp_path)
     with (tree / "aicr_core" / "domain" / "operator_api" / "rollout_object.py").open("a") as module:
-        module.write("\nfrom aicr_core.domain.action_rules import MIN_APPROVAL  # noqa: E402 - the deliberate mistake\n")
+        module.write("\nfrom aicr_core.domain.action_rules import MIN_APPROVAL  # noqa: E402 - the mistake\n")
     proc = lint_imports(tree)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
     assert "The operator API knows no action" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout

@@ -21,6 +21,7 @@ import yaml
 from testfixtures import compare
 
 from aicr_core.domain import operator_api
+from aicr_core.domain.rollouts import parse_rollout
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "manifests" / "monitoring"
@@ -145,8 +146,8 @@ def test_every_rollout_path_is_one_the_operator_api_module_reads() -> None:
     base = rollout_object()
     for path in sorted(paths):
         value, read = ROLLOUT_READS[path]
-        before = read(operator_api.parse_rollout(base))
-        after = read(operator_api.parse_rollout(written(base, path, value)))
+        before = read(parse_rollout(base))
+        after = read(parse_rollout(written(base, path, value)))
         assert before != after, f"{'.'.join(path)}: operator_api does not read it"
         compare(after, expected=expected(value), prefix=".".join(path))
 

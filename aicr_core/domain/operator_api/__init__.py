@@ -66,7 +66,7 @@ from aicr_core.domain.operator_api.rollout_object import (
     Revocation,
     Rollout,
     Step,
-    parse_rollout,
+    rollout_from_object,
 )
 from aicr_core.domain.operator_api.rollout_update import Added, added, record_growth
 from aicr_core.domain.operator_api.runtime import (
@@ -87,8 +87,9 @@ __all__ = [
     "PolicyDecision", "RecordedStep", "Revocation", "Rollout", "Step",
     "acknowledgement_patch", "added", "approval_patch", "approver_access", "assessment_configmap_name",
     "configmap_path", "configmaps_path", "group_version_path", "is_digest", "metadata_name", "parse_plan",
-    "parse_report", "parse_rollout", "parse_runtime", "plan_configmap_name", "plan_digest", "plan_names",
+    "parse_report", "parse_runtime", "plan_configmap_name", "plan_digest", "plan_names",
     "policy_namespace_annotation", "record_growth", "report_text", "report_verdicts", "revocation_patch",
-    "rollout_path", "rollout_reference", "rollouts_path", "runtime_path", "runtime_ready_condition",
+    "rollout_from_object", "rollout_path", "rollout_reference", "rollouts_path", "runtime_path",
+    "runtime_ready_condition",
     "serves_rollouts", "sha256_digest", "short_digest", "with_override", "with_policy_decision",
 ]

@@ -121,11 +121,14 @@ class Rollout(NamedTuple):
         return self.phase == PHASE_AWAITING_ACKNOWLEDGEMENT
 
 
-def parse_rollout(obj: Mapping[str, Any], records: bool = True, actions: Collection[str] | None = None) -> Rollout:
-    """The rollout; `records=False` leaves the transition records out (a listing shows none of them,
-    and they are most of the parsing). `actions`: the names a record's `action` may hold (the domain's
-    `rollouts.parse_rollout` passes the Action table's); a record annotation with an entry naming
-    another is left out, as a malformed one is."""
+def rollout_from_object(obj: Mapping[str, Any], actions: Collection[str], *, records: bool = True) -> Rollout:
+    """The rollout an object holds; INVALID_OBJECT when a field has another type or a required time is missing.
+
+    `actions`: the names a record's `action` may hold, which this package does not know: the domain's
+    `rollouts.parse_rollout`, the one parse every caller uses, hands it the Action table's. A record
+    annotation with an entry naming another is left out, as a malformed one is. `records=False` leaves
+    the transition records and conditions out (a listing shows none of them, and they are most of the
+    parsing)."""
     r = ObjectReader(obj, f"runtimerollout {ObjectReader(obj, '').text('metadata.name')}")
     spec = r.sub("spec", r.what)
     status = r.sub("status", r.what)
