@@ -153,3 +153,10 @@ def test_a_record_naming_an_action_the_table_lacks_is_a_damaged_one() -> None:
         obj = rollout()
         obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: json.dumps([{**OVERRIDE, "action": action}])}
         compare([(o.user, o.action) for o in rollouts.parse_rollout(obj).overrides], expected=list(kept))
+
+
+def test_one_short_form_of_a_digest_names_plans_reports_and_rollouts() -> None:
+    digest = "sha256:3f9a1c0d2b7e4a51" + "0" * 48
+    compare((api.short_digest(digest), api.plan_configmap_name(digest), api.assessment_configmap_name(digest)),
+            expected=("3f9a1c0d2b7e4a51", "aicr-plan-3f9a1c0d2b7e4a51", "aicr-assessment-3f9a1c0d2b7e4a51"))
+    compare(api.short_digest(None), expected="none")

@@ -61,21 +61,16 @@ def approver_access(rollout_name: str) -> dict[str, str]:
             "name": rollout_name}
 
 
-def short_hex(digest: str) -> str:
-    """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51"""
-    return digest.removeprefix("sha256:")[:16]
-
-
 def sha256_digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def plan_configmap_name(digest: str) -> str:
-    return f"aicr-plan-{short_hex(digest)}"
+    return f"aicr-plan-{short_digest(digest)}"
 
 
 def assessment_configmap_name(digest: str) -> str:
-    return f"aicr-assessment-{short_hex(digest)}"
+    return f"aicr-assessment-{short_digest(digest)}"
 
 
 def is_digest(text: str) -> bool:
@@ -92,9 +87,8 @@ def plan_names(plan_ref: str) -> tuple[str, str | None]:
 
 
 def short_digest(digest: object) -> str:
-    """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51: the 16 hex digits a rollout's name is made of.
-
-    `none` when there is no digest."""
+    """sha256:3f9a1c0d2b7e4a51... -> 3f9a1c0d2b7e4a51: the 16 hex digits a rollout's name, a plan's and a
+    report's ConfigMap are made of ("short hex", docs/operator-api.md). `none` when there is no digest."""
     if not digest:
         return "none"
     text = str(digest)
