@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from testfixtures import compare
 
-from aicr_commands import _events
+from aicr_core.domain import rollout_events as _events
 from aicr_core.errors import AicrError, Code
 from aicr_core.session.deadline import Deadline
 from aicr_renderers.layouts import events_lines
