@@ -96,8 +96,10 @@ class LiveRows:
                 yield RowChanged(row, change.kind, kept)
 
     def items(self) -> list[dict[str, Any]]:
-        """The rows now, newest first (ties by name), as a listing orders them."""
-        rows = sorted(self.rows.values(), key=lambda i: i["name"])
+        """The rows now, newest first (ties by name), as a listing orders them. Another thread may ask while
+        `apply` runs: the rows are copied in one step (under the interpreter lock) before they are sorted."""
+        rows = list(self.rows.values())
+        rows.sort(key=lambda i: i["name"])
         rows.sort(key=lambda i: i["created"] or "", reverse=True)  # the documents' times sort as text
         return rows
 
@@ -130,4 +132,6 @@ class LiveListing:
                 yield from self.rows.apply(batch)
 
     def items(self) -> list[dict[str, Any]]:
-        return self.rows.items() if self.rows is not None else []
+        """The listing as it stands (`LiveRows.items`); none before the iteration has started."""
+        rows = self.rows
+        return rows.items() if rows is not None else []
