@@ -10,7 +10,6 @@ never a token, the user's extra attributes or the object.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import logging
 import math
@@ -195,9 +194,7 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
         """A session on the shared connection pool with a deadline of its own (one per read)."""
         from aicr_core.session.deadline import Deadline
 
-        cluster = copy.copy(base)
-        cluster.deadline = Deadline(READ_SECONDS)
-        return cluster
+        return base.with_deadline(Deadline(READ_SECONDS))
 
     loaded = load_policies()
     log("policies loaded", policies=sorted(loaded.plugins), failed=dict(sorted(loaded.failures.items())) or None,

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, UsageError
+from aicr_core.errors import UsageError
 from aicr_core.fleet import selection as fleet  # light: the running (fan_out) is imported where a fleet runs
 from aicr_core.framework.result import Result
 
@@ -81,19 +81,13 @@ def whole_document(context: str, result: Result) -> list[dict[str, Any]]:
 def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
     """`--plan <TAB>`: the plan digests with a rollout waiting for a person in the current context."""
     from aicr_commands import _rollout_args as _rollouts
-    from aicr_core.domain import operator_api as api
     from aicr_core.domain.rollout_documents import waits_for_person
+    from aicr_core.domain.rollout_listing import list_rollouts
     from aicr_core.framework.completion import API_SECONDS, NO_FILES, Candidates
     from aicr_core.session.deadline import Deadline
 
-    with _rollouts.many_objects():
-        objects, _version = _rollouts.session(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
-        waiting: dict[str, str] = {}
-        for obj in objects:
-            try:
-                rollout = api.parse_rollout(obj, records=False)
-            except AicrError:
-                continue
-            if waits_for_person(rollout) and rollout.to_digest.startswith(prefix):
-                waiting.setdefault(rollout.to_digest, f"{rollout.name} ({rollout.phase})")
+    waiting: dict[str, str] = {}
+    for rollout in list_rollouts(_rollouts.session(parsed_args, Deadline(API_SECONDS))).rollouts:
+        if waits_for_person(rollout) and rollout.to_digest.startswith(prefix):
+            waiting.setdefault(rollout.to_digest, f"{rollout.name} ({rollout.phase})")
     return Candidates([f"{digest}\t{why}" for digest, why in sorted(waiting.items())], NO_FILES)

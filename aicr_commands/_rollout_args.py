@@ -1,8 +1,8 @@
 """What the rollout commands share: the ROLLOUT argument and its completion, --dry-run, the session.
 
-The domain itself (what an action is, the reads, the decision, the write, a write's request from
-the flags) is the core's: `aicr_core.domain.actions`, `rollouts`, `write_decision`, `rollout_write`
-and `write_flags`.
+The domain itself (what an action is, the reads, the listing ROLLOUT is completed from, the
+decision, the write, a write's request from the flags) is the core's: `aicr_core.domain.actions`,
+`rollouts`, `rollout_listing`, `write_decision`, `rollout_write` and `write_flags`.
 
 Imported by command modules at module level, so it imports nothing heavy;
 `aicr_core.session.kube` (the Kubernetes client) is imported only when a command runs.
@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 import re
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from aicr_core.errors import AicrError, shown
+from aicr_core.errors import shown
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api  # imported when a command runs, so `help` stays fast
@@ -31,14 +30,6 @@ def valid_rollout_name(text: str) -> str:
     if not _NAME.fullmatch(text):  # fullmatch: `$` alone would let a trailing newline through
         raise argparse.ArgumentTypeError(f"{shown(text)} is not a valid rollout name")
     return text
-
-
-def many_objects() -> AbstractContextManager[None]:
-    """Pause the cyclic garbage collector while thousands of objects are decoded and parsed
-    (see aicr_core.gc_pause)."""
-    from aicr_core.gc_pause import paused_gc
-
-    return paused_gc()
 
 
 def add_rollout_argument(parser: argparse.ArgumentParser, waiting_first: bool = False, optional: bool = False) -> None:
@@ -60,20 +51,13 @@ class RolloutNames:
         self.waiting_first = waiting_first
 
     def __call__(self, prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-        from aicr_core.domain import operator_api as api
         from aicr_core.domain.rollout_documents import waits_for_person
+        from aicr_core.domain.rollout_listing import list_rollouts
         from aicr_core.framework.completion import API_SECONDS, KEEP_ORDER, NO_FILES, Candidates
         from aicr_core.session.deadline import Deadline
 
-        with many_objects():
-            objects, _version = session(parsed_args, Deadline(API_SECONDS)).list(api.rollouts_path())
-            rollouts = []
-            for obj in objects:
-                try:
-                    rollouts.append(api.parse_rollout(obj, records=False))
-                except AicrError:
-                    continue
-        rollouts = [r for r in rollouts if r.name.startswith(prefix)]
+        listed = list_rollouts(session(parsed_args, Deadline(API_SECONDS)))  # the damaged left out, unsaid
+        rollouts = [r for r in listed.rollouts if r.name.startswith(prefix)]
         rollouts.sort(key=lambda r: r.name)
         rollouts.sort(key=lambda r: r.created.timestamp() if r.created else 0, reverse=True)
         rollouts.sort(key=lambda r: (r.ended, not (self.waiting_first and waits_for_person(r))))

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from aicr_commands import _events
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import BoolFlag
@@ -57,36 +56,17 @@ class Describe(AicrCommand):
 
             return Stream(watch(_rollouts.session(args, Deadline(math.inf)), args))
         from aicr_core.domain import operator_api as api
-        from aicr_core.domain import rollouts
-        from aicr_core.domain.rollout_documents import assessment_document, describe
+        from aicr_core.domain.rollout_description import describe_rollout
 
-        cluster = _rollouts.session(args)
-        rollout = rollouts.read_rollout(cluster, args.rollout)
-        events = _events.start_reading(cluster, args.rollout) if args.show_events else None  # beside the report
-        report = rollouts.read_report(cluster, args.operator_namespace, rollout.assessment_digest)
-        description = describe(rollout, assessment_document(report))
-        description["events"] = events() if events is not None else None
-        return Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
-
+        description = describe_rollout(_rollouts.session(args), args.rollout, args.operator_namespace,
+                                       events=args.show_events)
+        return Result("RolloutDescription", description, names=(api.rollout_reference(args.rollout),))
 
 
 def watch(cluster: KubeSession, args: argparse.Namespace) -> Iterator[Result]:
     """The description now, then after each change of the rollout (watch API), until it has ended."""
     from aicr_core.domain import operator_api as api
-    from aicr_core.domain import rollouts
-    from aicr_core.domain.rollout_documents import assessment_document, describe
-    from aicr_core.session.watch import follow
+    from aicr_core.domain.rollout_description import follow_description
 
-    assessment: dict[str, Any] | None = None
-    last = None
-    for obj in follow(cluster, api.rollouts_path(), args.rollout, f"rollout {args.rollout}"):
-        rollout = rollouts.parse_rollout(obj)
-        if assessment is None:  # the digest is immutable: one read serves the whole watch
-            assessment = assessment_document(rollouts.read_report(cluster, args.operator_namespace,
-                                                                   rollout.assessment_digest))
-        description = {**describe(rollout, assessment), "events": None}  # not followed by a watch
-        if description != last:
-            yield Result("RolloutDescription", description, names=(api.rollout_reference(rollout.name),))
-            last = description
-        if rollout.ended:
-            return
+    for description in follow_description(cluster, args.rollout, args.operator_namespace):
+        yield Result("RolloutDescription", description, names=(api.rollout_reference(description["rollout"]),))

@@ -2,21 +2,20 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
-from aicr_core import clock
-from aicr_core.errors import AicrError, Code, UsageError, shown
+from aicr_core.errors import UsageError, shown
 from aicr_core.fleet import selection as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Progress, Result, Rows, Stream
 
-if TYPE_CHECKING:
-    from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
+if TYPE_CHECKING:  # the domain is imported when the command runs, so that `help` stays fast
     from aicr_core.domain.assessments import Assessments
+    from aicr_core.domain.live_listing import Update
+    from aicr_core.domain.rollout_listing import RolloutFilter
     from aicr_core.framework.jsonpath import Template
     from aicr_core.session.kube import KubeSession
     from aicr_core.session.watch import Change
@@ -108,37 +107,13 @@ class List(AicrCommand):
         return self.take_action_on(args, _rollouts.session(args), beside=True)
 
     def take_action_on(self, args: argparse.Namespace, cluster: KubeSession, *, beside: bool = False) -> Result:
-        """The list of one cluster, on its session (the fleet passes each cluster's).
+        """The list of one cluster, on its session (the fleet passes each cluster's): the domain's listing
+        (`rollout_listing.read_listing`; `beside`, one cluster alone: its reports read beside the rollouts)
+        in --sort-by's order."""
+        from aicr_core.domain.rollout_listing import read_listing
 
-        `beside` (one cluster alone): the reports are read beside the rollouts, on a second connection
-        of the cluster's pool, on a daemon thread, with the same deadline (the watchdog ends its calls
-        as it ends ours, and the command never waits for it past it), since a round trip is most of
-        the command's time. A fleet's turn reads them after the rollouts, on the same kept connection:
-        the clusters' round trips overlap one another already, and a second connection would cost
-        every cluster another TLS handshake and thread under the one interpreter lock, about twice
-        the CPU of a turn (docs/performance.md, "Fleet").
-        """
-        from aicr_core.domain.assessments import Assessments, read_reports
-        from aicr_core.domain.rollout_documents import item, parse_all
-        from aicr_core.session import kube
-        from aicr_core.session.deadline import in_background
-
-        with _rollouts.many_objects():
-            reading = in_background(read_reports, kube.KubeSession(cluster.settings, cluster.deadline),
-                                    args.operator_namespace) if beside else None
-            objects = list_rollouts(cluster, args.selector)
-            rollouts, warnings = parse_all(objects)
-            del objects  # the raw JSON is most of the memory: let it go before the reports arrive
-            rollouts = newest_first([r for r in rollouts if wanted(r, args)])
-            if reading is not None:
-                reports, warning = reading.result(cluster.deadline)
-            else:
-                reports, warning = read_reports(cluster, args.operator_namespace)
-            if warning and any(r.assessment_digest for r in rollouts):
-                warnings.append(warning)
-            assessments = Assessments(reports, args.operator_namespace)
-            items = [item(r, assessments.of(r.assessment_digest)) for r in rollouts]
-        return listing(items, args, warnings)
+        found = read_listing(cluster, args.operator_namespace, wanted(args), args.selector, reports_beside=beside)
+        return listing(found.items, args, found.warnings)
 
 
 ROWS = Rows("items", "RolloutListItem")  # list --watch: rows of RolloutList's table, items[] documents
@@ -162,20 +137,11 @@ def across_clusters(command: List, args: argparse.Namespace) -> Result:
                   tuple(f"{i['context']}/{api.rollout_reference(i['name'])}" for i in items), result.warnings)
 
 
-def wanted(r: api.Rollout, args: argparse.Namespace) -> bool:
+def wanted(args: argparse.Namespace) -> RolloutFilter:
     """What --all, --phase and --pending keep."""
-    from aicr_core.domain import operator_api as api
-    from aicr_core.domain.rollout_documents import waits_for_person
+    from aicr_core.domain.rollout_listing import RolloutFilter
 
-    return ((args.all or not r.ended or api.PHASE_ENDED in args.phase)
-            and (not args.phase or r.phase in args.phase)
-            and (not args.pending or waits_for_person(r)))
-
-
-def newest_first(rollouts: list[api.Rollout]) -> list[api.Rollout]:
-    rollouts.sort(key=lambda r: r.name)
-    rollouts.sort(key=lambda r: r.created or _EPOCH, reverse=True)  # newest first, ties by name
-    return rollouts
+    return RolloutFilter(include_ended=args.all, phases=tuple(args.phase), pending=args.pending)
 
 
 def listing(items: list[dict[str, Any]], args: argparse.Namespace, warnings: list[str]) -> Result:
@@ -208,78 +174,31 @@ def parse_sort_by(text: str) -> Template:
 
 
 def watch(cluster: KubeSession, args: argparse.Namespace) -> Iterator[Result | Progress]:
-    """The list now, then one row per change of a rollout (kubectl get -w), until interrupted.
+    """The list now, then one row per change of a rollout (kubectl get -w), until interrupted: the domain's
+    live listing (`live_listing.LiveListing`), its rows as results."""
+    from aicr_core.domain.live_listing import LiveListing
 
-    A change is shown when the rollout passes --all/--pending now, or was shown before (so its
-    leaving, its end say, is seen too). Reports are read once; a new digest's report is read when
-    it first appears.
-    """
-    from aicr_core.domain import operator_api as api
-    from aicr_core.domain.assessments import Assessments, read_reports
-    from aicr_core.session.watch import follow_collection
-
-    reports, warning = read_reports(cluster, args.operator_namespace)
-    assessments = Assessments(reports, args.operator_namespace, cluster)
-    with crds_named():
-        yield from watch_rows(follow_collection(cluster, api.rollouts_path(), selector_params(args.selector),
-                                                "rollouts"), args, assessments, warning)
+    live = LiveListing(cluster, args.operator_namespace, wanted(args), args.selector)
+    yield from (shown_as(update, args) for update in live)
 
 
 def watch_rows(batches: Iterator[list[Change]], args: argparse.Namespace, assessments: Assessments,
                warning: str | None) -> Iterator[Result | Progress]:
-    from aicr_core.domain import operator_api as api
-    from aicr_core.domain.rollout_documents import item, parse_all
+    """The rows of these batches of a collection's watch, as `watch` shows them."""
+    from aicr_core.domain.live_listing import LiveRows
 
-    shown: set[str] = set()
+    rows = LiveRows(wanted(args), assessments, warning)
     for batch in batches:
-        if batch and batch[0].kind == "LISTED":
-            rollouts, warnings = parse_all(change.object for change in batch)
-            rollouts = newest_first([r for r in rollouts if wanted(r, args)])
-            if warning and any(r.assessment_digest for r in rollouts):
-                warnings.append(warning)
-            shown = {r.name for r in rollouts}
-            yield listing([item(r, assessments.of(r.assessment_digest)) for r in rollouts], args, warnings)
-            continue
-        for change in batch:
-            rollouts, warnings = parse_all([change.object])
-            for text in warnings:
-                yield Progress(f"warning: {text}")
-            for r in rollouts:
-                if not wanted(r, args) or change.kind == "DELETED":
-                    if r.name not in shown:
-                        continue
-                    shown.discard(r.name)
-                else:
-                    shown.add(r.name)
-                yield Result("RolloutList", {"items": [item(r, assessments.of(r.assessment_digest))]},
-                             names=(api.rollout_reference(r.name),))
+        yield from (shown_as(update, args) for update in rows.apply(batch))
 
 
-_EPOCH = clock.parse_time("1970-01-01T00:00:00Z")
-
-
-def selector_params(selector: str | None) -> dict[str, str]:
-    return {"labelSelector": selector} if selector else {}
-
-
-def list_rollouts(cluster: KubeSession, selector: str | None = None) -> list[dict[str, Any]]:
-    """Every rollout (one paginated LIST); a server without the operator's CRDs says so in words."""
+def shown_as(update: Update, args: argparse.Namespace) -> Result | Progress:
+    """A live listing's update as list --watch prints it: the table (in --sort-by's order), a row, a warning."""
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.live_listing import Listed, NotListed
 
-    with crds_named():
-        objects, _ = cluster.list(api.rollouts_path(), selector_params(selector))
-    return objects
-
-
-@contextlib.contextmanager
-def crds_named() -> Iterator[None]:
-    """A 404 from the rollouts' collection means the operator's CRDs are missing: say so in words."""
-    from aicr_core.domain import operator_api as api
-
-    try:
-        yield
-    except AicrError as err:
-        if err.code == Code.NOT_FOUND:
-            raise AicrError(Code.NOT_FOUND, f"this API server does not serve {api.GROUP}/{api.VERSION} "
-                            "RuntimeRollouts: the AICR operator's CRDs are not installed") from None
-        raise
+    if isinstance(update, Listed):
+        return listing(update.items, args, update.warnings)
+    if isinstance(update, NotListed):
+        return Progress(f"warning: {update.warning}")
+    return Result("RolloutList", {"items": [update.item]}, names=(api.rollout_reference(update.item["name"]),))

@@ -7,18 +7,16 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from aicr_commands import _rollout_args as _rollouts
-from aicr_core import clock
-from aicr_core.errors import AicrError, Code, shown
+from aicr_core.errors import AicrError, Code, UsageError
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Progress, Result, Stream
 from aicr_core.go_duration import parse_duration
 
-if TYPE_CHECKING:
-    from aicr_core.domain import operator_api as api  # imported when the command runs, so `help` stays fast
+if TYPE_CHECKING:  # the domain is imported when the command runs, so that `help` stays fast
+    from aicr_core.domain.wait_conditions import WaitCondition
     from aicr_core.session.kube import KubeSession
 
 DEFAULT_TIMEOUT = "10m"
-CONDITIONS = ("approval", "acknowledgement", "approved", "ended")
 
 
 class Wait(AicrCommand):
@@ -87,87 +85,41 @@ class Wait(AicrCommand):
         return Stream(wait(cluster, args.rollout, args.condition, timedelta(seconds=seconds)))
 
 
-class Condition:
-    """What `--for` names, and what has been seen of the rollout while waiting.
+def parse_condition(text: str) -> WaitCondition:
+    """--for's type: the domain's condition (`wait_conditions`), imported only when --for is given (help
+    builds parsers, never parses)."""
+    from aicr_core.domain.wait_conditions import parse_condition as parse
 
-    A plain class: `help` imports this module, and a dataclass costs every start (docs/performance.md,
-    "What the code's shape saves").
-    """
-
-    def __init__(self, name: str, phase: str | None = None) -> None:
-        self.name, self.phase = name, phase
-        self.awaited: set[str] = set()  # releases seen awaited in AwaitingAcknowledgement
-
-    def holds(self, r: api.Rollout, now: datetime) -> bool:
-        if r.awaiting_acknowledgement and r.awaiting_release:
-            self.awaited.add(r.awaiting_release)
-        if self.name == "approval":
-            return r.approval is not None
-        if self.name == "approved":
-            return r.approval is not None and r.revocation is None and r.approval.expires > now
-        if self.name == "acknowledgement":
-            return any(a.release in self.awaited for a in r.acknowledgements)
-        if self.name == "ended":
-            return r.ended
-        return r.phase == self.phase
-
-    def never(self, r: api.Rollout, now: datetime) -> str | None:
-        """Why the condition can never hold any more, if it cannot (approvals are set once)."""
-        if self.name in ("approval", "approved") and not r.approval_required:
-            return "needs no approval"
-        if self.name == "approved" and r.revocation is not None:
-            return f"was revoked by {r.revocation.user} at {clock.format_time(r.revocation.time)}"
-        if self.name == "approved" and r.approval is not None and r.approval.expires <= now:
-            return f"was approved by {r.approval.user} until {clock.format_time(r.approval.expires)}, which has passed"
-        return None
-
-
-def parse_condition(text: str) -> Condition:
-    from aicr_core.domain.operator_api import PHASES  # only when --for is given: help builds parsers, never parses
-
-    if text in CONDITIONS:
-        return Condition(text)
-    kind, _, phase = text.partition("=")
-    if kind == "phase" and phase in PHASES:
-        return Condition(text, phase)
-    raise argparse.ArgumentTypeError(
-        f"invalid condition {shown(text)}: use approval, acknowledgement, approved, ended or phase=PHASE "
-        f"(PHASE one of {', '.join(PHASES)})")
+    try:
+        return parse(text)
+    except UsageError as err:
+        raise argparse.ArgumentTypeError(err.message) from None
 
 
 def complete_condition(prefix: str, **_: object) -> list[str]:
-    from aicr_core.domain.operator_api import PHASES
+    from aicr_core.domain.wait_conditions import condition_names
 
-    return [c for c in [*CONDITIONS, *(f"phase={p}" for p in PHASES)] if c.startswith(prefix)]
+    return [c for c in condition_names() if c.startswith(prefix)]
 
 
-def wait(cluster: KubeSession, name: str, condition: Condition, timeout: timedelta) -> Iterator[Result | Progress]:
-    """The rollout's phase changes as Progress lines, then one Result when the condition holds."""
+def wait(cluster: KubeSession, name: str, condition: WaitCondition, timeout: timedelta) -> Iterator[Result | Progress]:
+    """The rollout's phase changes as Progress lines, then one Result when the condition holds
+    (the domain's `wait_for` follows the rollout and decides)."""
     from aicr_core.domain import operator_api as api
-    from aicr_core.domain import rollouts
-    from aicr_core.session.watch import follow
+    from aicr_core.domain.wait_conditions import wait_for
 
     phase = None
     try:
-        for obj in follow(cluster, api.rollouts_path(), name, f"rollout {name}"):
-            rollout = rollouts.parse_rollout(obj)
+        for step in wait_for(cluster, name, condition, once=timeout.total_seconds() <= 0):
+            rollout = step.rollout
             if phase is not None and rollout.phase != phase:
                 yield Progress(f"{datetime.now().strftime('%H:%M:%S')} {phase} -> {rollout.phase}")
             phase = rollout.phase
-            now = clock.now()
-            if condition.holds(rollout, now):
+            if step.met:
                 yield Result("ConditionMet", {"rollout": name, "condition": condition.name, "phase": rollout.phase,
                                               "outcome": rollout.outcome or None},
                              names=(api.rollout_reference(name),))
                 return
-            reason = condition.never(rollout, now)
-            if reason:
-                raise AicrError(Code.UNREACHABLE, f"rollout {name} {reason}: {condition.name} can never hold")
-            if rollout.ended:
-                raise AicrError(Code.ENDED, f"rollout {name} ended ({rollout.outcome or 'no outcome'}) "
-                                            f"without meeting {condition.name}")
-            if timeout.total_seconds() <= 0:
-                break
     except AicrError as err:
         if err.code != Code.TIMEOUT:
             raise

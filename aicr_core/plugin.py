@@ -6,7 +6,8 @@ text layouts (with the output options' `listing`, a list's table, `paint`, colou
 the text made safe for a terminal; `registered_layout` and `generic`, the layouts of a kind),
 kubectl's `jsonpath` and the `clock` (now, and times as the API writes them),
 policies and their settings types, the operator API's values, a rollout read as the built-in
-commands read it (`read_rollout`: a `Rollout`, or `rollout NAME not found`), and errors (`UsageError`:
+commands read and parse it (`read_rollout`: a `Rollout`, or `rollout NAME not found`; `parse_rollout`
+of an object read otherwise), and errors (`UsageError`:
 a renderer's bad `-o NAME=ARG`, say): `__all__` (built from `_MODULES` below) is the list.
 
 Names are imported on first use (PEP 562), so a policy that imports
@@ -34,14 +35,13 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
         Revocation,
         Rollout,
         Step,
-        parse_rollout,
         rollout_path,
         rollout_reference,
         rollouts_path,
         short_digest,
     )
     from aicr_core.domain.policy_file import GoDuration, NonEmptyStr, SettingsModel
-    from aicr_core.domain.rollouts import read_rollout
+    from aicr_core.domain.rollouts import parse_rollout, read_rollout
     from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
     from aicr_core.framework import jsonpath
     from aicr_core.framework.command import AicrCommand
@@ -71,10 +71,11 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "aicr_core.domain.hookspecs": ("Allow", "Identity", "PolicyContext", "Verdict", "Violation", "hookimpl"),
     "aicr_core.domain.policy_file": ("GoDuration", "NonEmptyStr", "SettingsModel"),
     "aicr_core.domain.operator_api": ("Acknowledgement", "Approval", "Assessment", "ComponentVerdict", "Override",
-                               "Revocation", "Rollout", "Step", "parse_rollout", "rollout_path",
-                               "rollout_reference", "rollouts_path", "short_digest"),
-    # A rollout as the built-in commands read it: the `Rollout` policies get, `rollout NAME not found`.
-    "aicr_core.domain.rollouts": ("read_rollout",),
+                               "Revocation", "Rollout", "Step", "rollout_path", "rollout_reference",
+                               "rollouts_path", "short_digest"),
+    # A rollout as the built-in commands read and parse it: the `Rollout` policies get (a record naming an
+    # action the Action table lacks left out), `rollout NAME not found`.
+    "aicr_core.domain.rollouts": ("parse_rollout", "read_rollout"),
     "aicr_core.errors": ("AicrError", "Code", "UsageError", "shown", "shown_argument"),
 }
 # Names plugin authors know that now have a better one: the alias and the name it stands for (same module).

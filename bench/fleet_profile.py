@@ -46,7 +46,7 @@ STAGES = (
     ("aicr_core.session.direct_get", "_answer", "      reading the answer: head and body (direct_get)"),
     ("aicr_core.session.kube", "read_body", "    reading the answers' bodies"),
     ("aicr_core.session.bounded_json", "loads", "    decoding JSON"),
-    ("aicr_core.domain.rollout_documents", "parse_all", "    parsing the rollouts"),
+    ("aicr_core.domain.rollout_listing", "parse_all", "    parsing the rollouts"),
     ("aicr_core.domain.assessments", "Assessments.of", "    verifying the reports"),
 )
 

@@ -12,7 +12,7 @@ do) and writes what the operator would, through the status subresource:
   the ClusterRuntime's active plan is the rollout's, its Ready condition True;
 - a revoked rollout ends `Revoked`; one not approved by its deadline ends `Expired`.
 
-It reads rollouts with the plugin's own parser (aicr_core.domain.operator_api), so it sees them as
+It reads rollouts with the plugin's own parser (aicr_core.domain.rollouts.parse_rollout), so it sees them as
 `kubectl aicr` does. It never touches `spec`: that is the people's (approve, revoke, acknowledge).
 """
 from __future__ import annotations

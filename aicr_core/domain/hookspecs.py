@@ -3,8 +3,10 @@
 A policy is a module or object registered under the ``aicr.policies``
 entry-point group that implements one or more of the hooks below with the
 ``hookimpl`` marker (import it, and everything else a policy needs, from
-``aicr_core.plugin``). This module imports nothing but pluggy, so a policy
-stays light wherever it runs: in ``kubectl aicr`` or in an admission webhook.
+``aicr_core.plugin``). This module imports pluggy, the standard library and
+the session's ``Identity`` (a dataclass, no Kubernetes client) and nothing else,
+so a policy stays light wherever it runs: in ``kubectl aicr`` or in an admission
+webhook.
 
 How the verdict is reached (``aicr_core.domain.policy_engine`` is the engine):
 

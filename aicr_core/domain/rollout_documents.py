@@ -3,22 +3,20 @@
 What a program that shows a rollout says of it (a command today, a dashboard or an exporter
 tomorrow), as plain JSON data: describe's document, a listing's item, the approval's words,
 "waits for a person" and the time format of them all. docs/output.md documents each.
-The assessment of a rollout (its report, verified) is `assessments`'.
+The assessment of a rollout (its report, verified) is `assessments`'; reading the rollouts that
+these documents are made of is `rollout_listing`'s, `rollout_description`'s and `live_listing`'s.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from aicr_core import clock
 from aicr_core.domain import operator_api as api
-from aicr_core.errors import AicrError, Code
 
 if TYPE_CHECKING:
     from aicr_core.domain.rollouts import ReportRead
 
-MAX_WARNINGS = 5  # about malformed rollouts: a handful names them, the rest are counted
 ASSESSMENT_KEYS = ("status", "digest", "reportDigest", "configMap", "error", "summary", "components")
 
 
@@ -116,19 +114,3 @@ def item(r: api.Rollout, assessment: dict[str, Any]) -> dict[str, Any]:
         "transition": {"from": r.from_digest, "to": r.to_digest},
         "steps": len(r.steps),
     }
-
-
-def parse_all(objects: Iterable[Mapping[str, Any]]) -> tuple[list[api.Rollout], list[str]]:
-    """Every rollout that parses; one that does not is named in a warning, never a reason to list nothing."""
-    rollouts, bad = [], []
-    for obj in objects:
-        try:
-            rollouts.append(api.parse_rollout(obj, records=False))
-        except AicrError as err:
-            if err.code != Code.INVALID_OBJECT:
-                raise
-            bad.append(err.message)
-    warnings = [f"not listed: {message}" for message in bad[:MAX_WARNINGS]]
-    if len(bad) > MAX_WARNINGS:
-        warnings.append(f"not listed: {len(bad) - MAX_WARNINGS} more malformed rollouts")
-    return rollouts, warnings

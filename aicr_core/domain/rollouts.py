@@ -23,9 +23,11 @@ if TYPE_CHECKING:
 # -- the rollout --------------------------------------------------------------------------------------
 
 def parse_rollout(obj: Mapping[str, Any], records: bool = True) -> api.Rollout:
-    """The rollout, its records' actions checked against the Action table: a record naming an action the
-    table does not hold is malformed (operator_api knows no action's name; it is given them here)."""
-    return api.parse_rollout(obj, records, ACTIONS)
+    """The rollout an object holds (INVALID_OBJECT when it is none), its records' actions checked against the
+    Action table: a record naming an action the table does not hold is malformed, and left out (operator_api
+    knows no action's name; it is given them here). `records=False` leaves the transition records and
+    conditions out, as a listing does. The one parse of a rollout: the CLI's, the webhook's, the face's."""
+    return api.rollout_from_object(obj, ACTIONS, records=records)
 
 
 def added(before: api.Rollout, after: api.Rollout) -> api.Added:

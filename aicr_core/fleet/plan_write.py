@@ -128,19 +128,10 @@ def check_confirmation(args: argparse.Namespace, action: Action) -> None:
 
 def plan_rollouts(cluster: KubeSession, digest: str) -> list[api.Rollout]:
     """Every rollout to the plan (spec.to.digest compared in full), newest first: one LIST."""
-    from aicr_core.domain import operator_api as api
-    from aicr_core.gc_pause import paused_gc
+    from aicr_core.domain.rollout_listing import list_rollouts
 
-    with paused_gc():  # thousands of objects decoded and parsed: see aicr_core.gc_pause
-        objects, _version = cluster.list(api.rollouts_path())
-        found = []
-        for obj in objects:
-            try:
-                rollout = api.parse_rollout(obj, records=False)
-            except AicrError:
-                continue  # a malformed rollout is no rollout to this plan (list names it)
-            if rollout.to_digest == digest:
-                found.append(rollout)
+    # A malformed rollout is no rollout to this plan (list names it).
+    found = [r for r in list_rollouts(cluster).rollouts if r.to_digest == digest]
     found.sort(key=lambda r: (attempt(r.name), r.created.timestamp() if r.created else 0.0), reverse=True)
     return found
 

@@ -336,11 +336,12 @@ def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:
     """Watch the rollout until it ends; its outcome. Progress says when it waits for an acknowledgement."""
     from aicr_core.domain import operator_api as api
     from aicr_core.domain.rollout_documents import waits_for_person
+    from aicr_core.domain.rollouts import parse_rollout
     from aicr_core.session.watch import follow
 
     told: set[str] = set()
     for obj in follow(turn.session, api.rollouts_path(), rollout.name, f"rollout {rollout.name}"):
-        current = api.parse_rollout(obj, records=False)
+        current = parse_rollout(obj, records=False)
         if current.ended:
             return current.outcome or "with no outcome"
         if current.awaiting_acknowledgement and waits_for_person(current) \

@@ -78,6 +78,21 @@ class KubeSession:
         self.hold_writes: Callable[[], bool] | None = None
         self.writes_sent = 0
 
+    def with_deadline(self, deadline: Deadline) -> KubeSession:
+        """This session under another deadline: the same settings, client and connection pool (nothing is
+        connected again), `hold_writes` kept, its own count of writes sent.
+
+        For work beside the command's (a read on another thread, which must not share a deadline it
+        would disarm) or one deadline per request of a long-lived program (the admission webhook's
+        reads).
+        """
+        import copy
+
+        session = copy.copy(self)
+        session.deadline = deadline
+        session.writes_sent = 0
+        return session
+
     # -- requests ---------------------------------------------------------------------------------
     def get(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
         return self._call("GET", path, params)

@@ -18,6 +18,7 @@ from aicr_admission.policy_source import PolicySource
 from aicr_core.domain import operator_api as api
 from aicr_core.domain.hookspecs import Identity, Violation, hookimpl
 from aicr_core.domain.policy_engine import PolicyEngine, policy_set
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.errors import AicrError, Code
 
 from support.samples import rollout as sample
@@ -111,7 +112,7 @@ def test_the_hooks_get_what_the_cli_passes() -> None:
     compare(answer.allowed, expected=True)
     ((hook, given),) = spy.calls
     compare(hook, expected="approve")
-    compare(given["rollout"], expected=api.parse_rollout(sample()))  # the stored object, as the CLI reads it
+    compare(given["rollout"], expected=parse_rollout(sample()))  # the stored object, as the CLI reads it
     compare(given["approval"], expected=api.Approval("alice", NOW + timedelta(hours=2), "CHG-7 upgrade"))
     compare(given["user"], expected=Identity("alice", ("aicr:approvers", "system:authenticated")))
     compare((given["context"].command, dict(given["context"].flags), given["context"].now),

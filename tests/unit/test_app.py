@@ -7,7 +7,7 @@ import logging
 from testfixtures import LogCapture, OutputCapture, compare
 
 from aicr_core.domain import actions
-from aicr_core.domain import operator_api as api
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.framework.app import AicrApp
 
 from support.samples import rollout
@@ -44,13 +44,13 @@ def test_an_internal_error_is_one_line_not_a_traceback(monkeypatch) -> None:  # 
 
 
 def test_lost_races_name_the_winner_or_say_conflict() -> None:
-    approved = api.parse_rollout(rollout(approval=APPROVAL))
+    approved = parse_rollout(rollout(approval=APPROVAL))
     compare(actions.APPROVE.lost_race(approved).code, expected="ALREADY_APPROVED")
     assert "already approved by bob" in actions.APPROVE.lost_race(approved).message
-    moved = api.parse_rollout(rollout(status={"phase": "Progressing"}))
+    moved = parse_rollout(rollout(status={"phase": "Progressing"}))
     compare((actions.APPROVE.lost_race(moved).code, actions.REVOKE.lost_race(moved).code),
             expected=("CONFLICT", "CONFLICT"))
-    revoked = api.parse_rollout(rollout(approval=APPROVAL, revocation={"user": "carol", "time": "2026-11-29T00:00:00Z",
+    revoked = parse_rollout(rollout(approval=APPROVAL, revocation={"user": "carol", "time": "2026-11-29T00:00:00Z",
                                                                        "reason": "x"}))
     assert "already revoked by carol" in actions.REVOKE.lost_race(revoked).message
     compare(actions.ACKNOWLEDGE.lost_race(moved).code, expected="NOT_AWAITING_ACKNOWLEDGEMENT")

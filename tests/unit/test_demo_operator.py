@@ -10,6 +10,7 @@ from typing import Any
 from testfixtures import compare
 
 from aicr_core.domain import operator_api as api
+from aicr_core.domain.rollouts import parse_rollout
 
 import demo_operator
 import testbed
@@ -28,7 +29,7 @@ def rollout(phase: str = "AwaitingApproval", states: tuple[str, str] = ("Pending
            "status": {"phase": phase, "awaitingRelease": awaiting,
                       "steps": [{"release": "gpu-operator", "state": states[0]},
                                 {"release": "nvsentinel", "state": states[1]}]}}
-    return api.parse_rollout(obj)
+    return parse_rollout(obj)
 
 
 def shape(status: dict[str, Any] | None) -> tuple[Any, ...] | None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from testfixtures import compare
 
-from aicr_commands import _events
+from aicr_core.domain import rollout_events as _events
 from aicr_core.errors import AicrError, Code
 from aicr_core.session.deadline import Deadline
 from aicr_renderers.layouts import events_lines
@@ -35,6 +35,9 @@ def test_events_are_ordered_by_last_seen_and_cut_to_the_latest() -> None:
 class Refusing:
     def __init__(self) -> None:
         self.deadline = Deadline(5)
+
+    def with_deadline(self, deadline: Deadline) -> Refusing:
+        return self
 
     def list(self, path: str, params: dict[str, str]) -> tuple[list[dict[str, Any]], str]:
         raise AicrError(Code.FORBIDDEN, "events is forbidden")

@@ -8,6 +8,7 @@ import pytest
 from testfixtures import compare
 
 from aicr_core.domain import operator_api as api
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.errors import AicrError, Code
 from aicr_core.fleet import plan_write as _fleet
 from aicr_renderers.fleet_layouts import fleet_write, per_context
@@ -19,7 +20,7 @@ def parsed(name: str, phase: str = "AwaitingApproval", outcome: str = "") -> api
     obj: dict[str, Any] = copy.deepcopy(ROLLOUT)
     obj["metadata"]["name"] = name
     obj["status"].update(phase=phase, **({"outcome": outcome} if outcome else {}))
-    return api.parse_rollout(obj)
+    return parse_rollout(obj)
 
 
 def test_two_open_rollouts_to_one_plan_fail_that_cluster_naming_both() -> None:

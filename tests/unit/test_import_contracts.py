@@ -85,9 +85,21 @@ def test_the_domain_that_imports_the_framework_breaks_a_contract(tmp_path: Path)
 def test_the_operator_api_that_imports_the_action_table_breaks_a_contract(tmp_path: Path) -> None:
     """The circle issue 27 found (operator_api -> actions -> action_rules -> operator_api) cannot come back."""
     tree = copy_of_the_tree(tmp_path)
-    with (tree / "aicr_core" / "domain" / "operator_api.py").open("a") as module:
+    with (tree / "aicr_core" / "domain" / "operator_api" / "__init__.py").open("a") as module:
         module.write("\nfrom aicr_core.domain.actions import ACTIONS  # noqa: E402 - the deliberate mistake\n")
     proc = lint_imports(tree)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
     assert "The operator API knows no action" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout
     assert "aicr_core.domain.operator_api -> aicr_core.domain.actions" in proc.stdout, proc.stdout
+
+
+def test_a_module_of_the_operator_api_package_that_imports_the_action_table_breaks_it_too(tmp_path: Path) -> None:
+    """The contract names the package: each of its modules is held by it, not only `__init__`."""
+    tree = copy_of_the_tree(tmp_path)
+    with (tree / "aicr_core" / "domain" / "operator_api" / "rollout_object.py").open("a") as module:
+        module.write("\nfrom aicr_core.domain.action_rules import MIN_APPROVAL  # noqa: E402 - the mistake\n")
+    proc = lint_imports(tree)
+    compare(proc.returncode, expected=1, suffix=proc.stdout)
+    assert "The operator API knows no action" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout
+    assert "aicr_core.domain.operator_api.rollout_object -> aicr_core.domain.action_rules" \
+        in " ".join(proc.stdout.split()), proc.stdout  # the report wraps its lines

@@ -2,9 +2,9 @@
 
 The kube-state-metrics config spells the operator's field paths a second time (it
 is YAML a site hands to kube-state-metrics): each path is checked here against
-what aicr_core/domain/operator_api.py reads, by writing a value at that path and
+what aicr_core/domain/operator_api/ reads, by writing a value at that path and
 seeing parse_rollout return it, so a rename in the operator's API fails here and
-stays a change in one module. The rule checks are the contract's static ones;
+stays a change in one package. The rule checks are the contract's static ones;
 `promtool test rules` (.ci/run) and tests/cluster/test_alerting.py show them work.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ import yaml
 from testfixtures import compare
 
 from aicr_core.domain import operator_api
+from aicr_core.domain.rollouts import parse_rollout
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "manifests" / "monitoring"
@@ -145,8 +146,8 @@ def test_every_rollout_path_is_one_the_operator_api_module_reads() -> None:
     base = rollout_object()
     for path in sorted(paths):
         value, read = ROLLOUT_READS[path]
-        before = read(operator_api.parse_rollout(base))
-        after = read(operator_api.parse_rollout(written(base, path, value)))
+        before = read(parse_rollout(base))
+        after = read(parse_rollout(written(base, path, value)))
         assert before != after, f"{'.'.join(path)}: operator_api does not read it"
         compare(after, expected=expected(value), prefix=".".join(path))
 

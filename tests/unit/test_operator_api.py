@@ -9,6 +9,7 @@ import pytest
 from testfixtures import ShouldRaise, compare
 
 from aicr_core.domain import operator_api as api
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.errors import AicrError
 
 from support.samples import FROM, REPORT, TO, rollout
@@ -17,7 +18,7 @@ UTC = dt.timezone.utc
 
 
 def test_parse_rollout() -> None:
-    r = api.parse_rollout(rollout())
+    r = parse_rollout(rollout())
     compare((r.name, r.resource_version, r.from_digest, r.to_digest, r.deadline, r.phase, r.ended),
             expected=("rollout-3f9a1c0d2b7e4a51-1", "42", FROM, TO, dt.datetime(2026, 11, 30, 6, tzinfo=UTC),
                       "AwaitingApproval", False))
@@ -29,13 +30,13 @@ def test_parse_rollout() -> None:
 def test_wrong_types_are_invalid_objects_not_tracebacks() -> None:
     with ShouldRaise(AicrError("INVALID_OBJECT", "runtimerollout rollout-3f9a1c0d2b7e4a51-1: "
                                                  "approvalRequired has an unexpected type")):
-        api.parse_rollout(rollout(approvalRequired="yes"))
+        parse_rollout(rollout(approvalRequired="yes"))
     with ShouldRaise(AicrError):
-        api.parse_rollout(rollout(deadline="tomorrow"))
+        parse_rollout(rollout(deadline="tomorrow"))
 
 
 def test_patches_carry_the_resource_version() -> None:
-    r = api.parse_rollout(rollout(acknowledgements=[{"release": "a", "user": "bob", "time": "2026-11-29T21:00:00.5Z"}]))
+    r = parse_rollout(rollout(acknowledgements=[{"release": "a", "user": "bob", "time": "2026-11-29T21:00:00.5Z"}]))
     when = dt.datetime(2026, 11, 29, 22, tzinfo=UTC)
     compare(api.approval_patch(r, api.Approval("alice", when, "why")), expected={
         "metadata": {"resourceVersion": "42"},
@@ -75,15 +76,15 @@ def test_a_release_that_appears_twice_gets_the_state_of_its_own_step() -> None:
              {"release": "gpu-operator", "operation": "Verify"}]
     same_order = [{"release": "gpu-operator", "state": "Ready"}, {"release": "nvsentinel", "state": "Ready"},
                   {"release": "gpu-operator", "state": "InFlight", "message": "verifying"}]
-    r = api.parse_rollout(rollout(steps=steps, status={"steps": same_order}))
+    r = parse_rollout(rollout(steps=steps, status={"steps": same_order}))
     compare([(s.operation, s.state, s.message) for s in r.steps],
             expected=[("Upgrade", "Ready", ""), ("Install", "Ready", ""), ("Verify", "InFlight", "verifying")])
     # another order in status: the n-th gpu-operator entry still belongs to the n-th gpu-operator step
     other_order = [same_order[1], same_order[0], same_order[2]]
-    r = api.parse_rollout(rollout(steps=steps, status={"steps": other_order}))
+    r = parse_rollout(rollout(steps=steps, status={"steps": other_order}))
     compare([s.state for s in r.steps], expected=["Ready", "Ready", "InFlight"])
     # the operator has reported only the first gpu-operator step: the second is Pending
-    r = api.parse_rollout(rollout(steps=steps, status={"steps": same_order[:1]}))
+    r = parse_rollout(rollout(steps=steps, status={"steps": same_order[:1]}))
     compare([s.state for s in r.steps], expected=["Ready", "Pending", "Pending"])
 
 
@@ -111,7 +112,7 @@ OVERRIDE = {"user": "alice", "action": "approve", "policies": ["change-window"],
 
 
 def test_an_override_is_written_to_the_annotation_in_the_same_patch() -> None:
-    r = api.parse_rollout(rollout())
+    r = parse_rollout(rollout())
     approval = api.Approval("alice", dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc), "CHG-1")
     at = dt.datetime(2026, 11, 30, 10, tzinfo=dt.timezone.utc)
     override = api.Override("alice", "approve", ("change-window",), at)
@@ -119,7 +120,7 @@ def test_an_override_is_written_to_the_annotation_in_the_same_patch() -> None:
     compare(sorted(patch["spec"]), expected=["approval"])  # nothing in the operator's spec but its own field
     compare(patch["metadata"]["resourceVersion"], expected=r.resource_version)
     compare(json.loads(patch["metadata"]["annotations"][api.ANNOTATION_OVERRIDES]), expected=[OVERRIDE])
-    again = api.parse_rollout({**rollout(), "metadata": {**rollout()["metadata"], **patch["metadata"]}})
+    again = parse_rollout({**rollout(), "metadata": {**rollout()["metadata"], **patch["metadata"]}})
     second = override._replace(action="revoke")
     appended = json.loads(api.with_override(again, api.revocation_patch(
         again, api.Revocation("alice", second.time, "stop")), second)["metadata"]["annotations"][
@@ -130,7 +131,7 @@ def test_an_override_is_written_to_the_annotation_in_the_same_patch() -> None:
 def test_overrides_of_0_1_0_in_spec_are_still_shown_before_the_annotations() -> None:
     obj = rollout(overrides=[{**OVERRIDE, "user": "bob"}])
     obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: json.dumps([OVERRIDE])}
-    r = api.parse_rollout(obj)
+    r = parse_rollout(obj)
     compare([(o.user, o.action, o.policies) for o in r.overrides],
             expected=[("bob", "approve", ("change-window",)), ("alice", "approve", ("change-window",))])
     compare(r.stored_overrides, expected=(OVERRIDE,))  # what a new write appends to: the annotation's alone
@@ -140,7 +141,7 @@ def test_overrides_of_0_1_0_in_spec_are_still_shown_before_the_annotations() -> 
 def test_a_damaged_override_record_does_not_make_the_rollout_unreadable(text: str) -> None:
     obj = rollout()
     obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: text}
-    compare(api.parse_rollout(obj).overrides, expected=())
+    compare(parse_rollout(obj).overrides, expected=())
 
 
 def test_a_record_naming_an_action_the_table_lacks_is_a_damaged_one() -> None:
@@ -152,3 +153,10 @@ def test_a_record_naming_an_action_the_table_lacks_is_a_damaged_one() -> None:
         obj = rollout()
         obj["metadata"]["annotations"] = {api.ANNOTATION_OVERRIDES: json.dumps([{**OVERRIDE, "action": action}])}
         compare([(o.user, o.action) for o in rollouts.parse_rollout(obj).overrides], expected=list(kept))
+
+
+def test_one_short_form_of_a_digest_names_plans_reports_and_rollouts() -> None:
+    digest = "sha256:3f9a1c0d2b7e4a51" + "0" * 48
+    compare((api.short_digest(digest), api.plan_configmap_name(digest), api.assessment_configmap_name(digest)),
+            expected=("3f9a1c0d2b7e4a51", "aicr-plan-3f9a1c0d2b7e4a51", "aicr-assessment-3f9a1c0d2b7e4a51"))
+    compare(api.short_digest(None), expected="none")

@@ -56,7 +56,7 @@ def parameters(function: Callable[..., Any]) -> list[str]:
 def test_every_public_method_of_the_session_is_in_the_table_with_its_parameters() -> None:
     text = section("Reading the cluster from a command")
     public = sorted(name for name, _ in inspect.getmembers(KubeSession, inspect.isfunction) if not name.startswith("_"))
-    compare(public, expected=["can_i", "create", "get", "list", "patch", "watch", "whoami"])
+    compare(public, expected=["can_i", "create", "get", "list", "patch", "watch", "whoami", "with_deadline"])
     for name in public:
         compare(documented(name, text), expected=parameters(getattr(KubeSession, name)), prefix=name)
 

@@ -22,6 +22,7 @@ from aicr_commands import reproduce
 from aicr_core.domain import operator_api as api
 from aicr_core.domain import rollout_documents as describe
 from aicr_core.domain import rollouts
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.errors import AicrError
 from aicr_core.framework.result import Result
 from aicr_core.framework.terminal import safe
@@ -90,7 +91,7 @@ def with_spec(**spec: Any) -> dict[str, Any]:
 @example(with_spec(approval={"user": "a", "reason": "r", "expires": "9999-12-31T23:59:59-01:00"}))
 def test_any_object_as_a_rollout(obj: Any) -> None:
     try:
-        rollout = api.parse_rollout(obj)
+        rollout = parse_rollout(obj)
     except AicrError as err:
         refused_naming_a_field(err)
         return
@@ -134,7 +135,7 @@ def test_any_json_as_an_assessment_report(doc: Any) -> None:
     verified = describe.assessment_document(rollouts.verify_report(api.sha256_digest(text), text, "aicr-system/x"))
     assert verified["status"] == "verified"
     out = io.StringIO()
-    data = describe.describe(api.parse_rollout(copy.deepcopy(ROLLOUT)), verified)
+    data = describe.describe(parse_rollout(copy.deepcopy(ROLLOUT)), verified)
     TextRenderer().render(Result("RolloutDescription", data), out)
 
 

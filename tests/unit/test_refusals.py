@@ -12,6 +12,7 @@ from aicr_commands import reproduce
 from aicr_core import clock
 from aicr_core.domain import action_rules as actions
 from aicr_core.domain import operator_api as api
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.errors import AicrError
 
 from support.samples import rollout
@@ -26,7 +27,7 @@ def test_expiry_arithmetic_with_a_frozen_clock() -> None:
         replace("aicr_core.clock.datetime", frozen)
         now = clock.now()
         compare(now, expected=dt.datetime(2026, 11, 29, 21, tzinfo=UTC))  # second precision
-        r = api.parse_rollout(rollout())
+        r = parse_rollout(rollout())
         compare(actions.approval_expiry(r, dt.timedelta(minutes=90), now),
                 expected=dt.datetime(2026, 11, 29, 22, 30, tzinfo=UTC))
         compare(actions.approval_expiry(r, None, now), expected=dt.datetime(2026, 11, 30, 6, tzinfo=UTC))
@@ -44,7 +45,7 @@ def test_expiry_arithmetic_with_a_frozen_clock() -> None:
 ])
 def test_approve_refusals(raw: dict, code: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(AicrError) as caught:
-        actions.approval_expiry(api.parse_rollout(raw), None, dt.datetime(2026, 11, 29, tzinfo=UTC))
+        actions.approval_expiry(parse_rollout(raw), None, dt.datetime(2026, 11, 29, tzinfo=UTC))
     compare(caught.value.code, expected=code)
 
 
@@ -56,18 +57,18 @@ def test_approve_refusals(raw: dict, code: str) -> None:  # type: ignore[type-ar
 ])
 def test_revoke_refusals(raw: dict, code: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(AicrError) as caught:
-        actions.refuse_revocation(api.parse_rollout(raw))
+        actions.refuse_revocation(parse_rollout(raw))
     compare(caught.value.code, expected=code)
 
 
 def test_acknowledge_decisions() -> None:
     waiting = rollout(status={"phase": "AwaitingAcknowledgement", "awaitingRelease": "nvsentinel"})
-    compare(actions.awaited_release(api.parse_rollout(waiting)), expected="nvsentinel")
+    compare(actions.awaited_release(parse_rollout(waiting)), expected="nvsentinel")
     done = dict(waiting, spec=dict(waiting["spec"], acknowledgements=[
         {"release": "nvsentinel", "user": "bob", "time": "2026-11-29T00:00:00Z"}]))
     for raw in (rollout(), done):
         with pytest.raises(AicrError) as caught:
-            actions.awaited_release(api.parse_rollout(raw))
+            actions.awaited_release(parse_rollout(raw))
         compare(caught.value.code, expected="NOT_AWAITING_ACKNOWLEDGEMENT")
 
 

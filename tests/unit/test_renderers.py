@@ -16,6 +16,7 @@ from aicr_core.domain import operator_api as api
 from aicr_core.domain import rollout_documents as describe
 from aicr_core.domain import rollouts
 from aicr_core.domain.rollout_documents import item as listing_item
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.errors import AicrError
 from aicr_core.framework.result import Result
 from aicr_core.framework.terminal import safe
@@ -67,7 +68,7 @@ def test_json_and_yaml_carry_the_same_data() -> None:
 
 
 def describe_result(**spec: object) -> Result:
-    r = api.parse_rollout(rollout(**spec))
+    r = parse_rollout(rollout(**spec))
     report = describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT))
     return Result("RolloutDescription", describe.describe(r, report))
 
@@ -120,7 +121,7 @@ def test_an_approval_whose_expiry_has_passed_is_shown_as_expired() -> None:
             replace("aicr_core.clock.datetime", mock_datetime(*now, tzinfo=dt.timezone.utc, delta=0))
             text = render(TextRenderer(), describe_result(approval=approval))
             listing = render(TextRenderer(), Result("RolloutList", {"items": [
-                listing_item(api.parse_rollout(rollout(approval=approval)), {"status": "none"})]}))
+                listing_item(parse_rollout(rollout(approval=approval)), {"status": "none"})]}))
         shown.append(([line for line in text.splitlines() if line.startswith("Approval:")][0],
                       listing.splitlines()[1].split("  ")[0:8]))
     compare([line for line, _ in shown], expected=[
@@ -170,7 +171,7 @@ def test_every_assessment_state_has_every_key() -> None:
 
 @pytest.mark.parametrize("state", sorted(every_assessment_state()))
 def test_every_assessment_state_has_one_line_of_text(state: str) -> None:
-    data = describe.describe(api.parse_rollout(rollout()), every_assessment_state()[state])
+    data = describe.describe(parse_rollout(rollout()), every_assessment_state()[state])
     lines = [line for line in render(TextRenderer(), Result("RolloutDescription", data)).splitlines()
              if line.startswith("Assessment: ")]
     compare(len(lines), expected=1)
@@ -178,7 +179,7 @@ def test_every_assessment_state_has_one_line_of_text(state: str) -> None:
 
 
 def test_describe_unverified_report() -> None:
-    r = api.parse_rollout(rollout())
+    r = parse_rollout(rollout())
     text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
         r, describe.assessment_document(rollouts.verify_report(REPORT_DIGEST, REPORT + " ")))))
     assert f"Assessment: unverified (the rollout records {REPORT_DIGEST}, the report's content is sha256:" in text
@@ -206,7 +207,7 @@ def test_a_64_step_rollout_with_a_1_mib_report() -> None:
     components = [{"component": f"c{i}", "change": "version", "from": "v1", "to": "v2", "verdict": "safe",
                    "notes": ["n" * 100]} for i in range(64)]
     report = json.dumps({"components": components, "summary": "s", "padding": "x" * (1024 * 1024)})
-    r = api.parse_rollout(rollout(steps=steps))
+    r = parse_rollout(rollout(steps=steps))
     text = render(TextRenderer(), Result("RolloutDescription", describe.describe(
         r, describe.assessment_document(rollouts.verify_report(api.sha256_digest(report), report)))))
     compare((text.count("release-"), text.count("  safe  ")), expected=(64, 128))

@@ -18,6 +18,7 @@ from aicr_core.domain import assessments, rollouts
 from aicr_core.domain import operator_api as api
 from aicr_core.domain.actions import APPROVE
 from aicr_core.domain.hookspecs import PolicyContext
+from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.domain.write_decision import decide_write
 from aicr_core.errors import AicrError, Code
 from aicr_core.framework.app import CLEAR_SCREEN, AicrApp
@@ -65,9 +66,9 @@ def test_conditions_parse(text: str, phase: str | None) -> None:
 
 def test_conditions() -> None:
     approval = {"user": "bob", "expires": "2026-11-30T06:00:00Z", "reason": "r"}
-    pending = api.parse_rollout(rollout())
-    approved = api.parse_rollout(rollout(approval=approval))
-    revoked = api.parse_rollout(rollout(approval=approval, revocation={
+    pending = parse_rollout(rollout())
+    approved = parse_rollout(rollout(approval=approval))
+    revoked = parse_rollout(rollout(approval=approval, revocation={
         "user": "alice", "time": "2026-11-30T02:00:00Z", "reason": "r"}))
     later = NOW + dt.timedelta(hours=4)  # the approval has expired by then
     for name, r, when, holds, never in [
@@ -79,15 +80,15 @@ def test_conditions() -> None:
     ]:
         condition = wait.parse_condition(name)
         compare((condition.holds(r, when), condition.never(r, when)), expected=(holds, never), prefix=name)
-    not_required = api.parse_rollout(rollout(approvalRequired=False))
+    not_required = parse_rollout(rollout(approvalRequired=False))
     compare(wait.parse_condition("approval").never(not_required, NOW), expected="needs no approval")
 
 
 def test_acknowledgement_means_the_awaited_release_was_acknowledged() -> None:
     condition = wait.parse_condition("acknowledgement")
-    awaiting = api.parse_rollout(rollout(status={"phase": "AwaitingAcknowledgement", "awaitingRelease": "nvsentinel"}))
+    awaiting = parse_rollout(rollout(status={"phase": "AwaitingAcknowledgement", "awaitingRelease": "nvsentinel"}))
     compare(condition.holds(awaiting, NOW), expected=False)
-    done = api.parse_rollout(rollout(
+    done = parse_rollout(rollout(
         acknowledgements=[{"release": "nvsentinel", "user": "alice", "time": "2026-11-30T02:00:00Z"}],
         status={"phase": "Progressing", "awaitingRelease": ""}))
     compare(condition.holds(done, NOW), expected=True)  # it was awaited while we waited

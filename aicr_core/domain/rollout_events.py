@@ -1,15 +1,12 @@
-"""A rollout's recent Events (those the admission webhook records, in `default`), read beside describe's reads.
+"""A rollout's recent Events: those the admission webhook records (in `default`), as describe shows them.
 
-Kubernetes records the Events of a cluster-scoped object in `default`. The
-read runs in a thread while describe reads the rollout and its report, so
-describe takes no longer for it. Events are secondary: a user who may not
-list them there (the operator's roles grant none; manifests/admission/
-has a Role for approvers), or any failure to read them, means none shown,
-and no warning.
+Kubernetes records the Events of a cluster-scoped object in `default`. Events are secondary: a user
+who may not list them there (the operator's roles grant none; manifests/admission/ has a Role for
+approvers), or any failure to read them, means none shown, and no warning. describe reads them on a
+thread beside the rollout's report (`start_reading`), so that it takes no longer for them.
 """
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,32 +20,37 @@ EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/default/events"
 RECENT = 20  # at most this many, the latest
 
 
-def start_reading(cluster: KubeSession, rollout: str) -> Callable[[], list[dict[str, Any]] | None]:
-    """Start the read; the function returned waits for it: the Events oldest first, or None if unreadable.
+def read_events(session: KubeSession, rollout: str) -> list[dict[str, Any]] | None:
+    """The Events of rollout `rollout` (one LIST, `regarding.name`), as `recent` gives them; None when they
+    cannot be read (no permission, any API failure), never an error. Bounded by the session's deadline."""
+    try:
+        items, _version = session.list(EVENTS_PATH, {"fieldSelector": f"regarding.name={rollout}"})
+    except AicrError:
+        return None
+    return recent(items)
 
-    The thread reads on a copy of the session with a deadline of its own (the
-    same time left): a Deadline arms its alarm in the main thread only, and
-    counts who holds it, so sharing one would disarm the command's. The wait
-    for the result is bounded by the command's deadline: never longer.
+
+def start_reading(session: KubeSession, rollout: str) -> Callable[[], list[dict[str, Any]] | None]:
+    """`read_events` on a daemon thread, started now; the function returned waits for it: its answer.
+
+    The thread reads on the session with a deadline of its own (`with_deadline`, the same time left):
+    a Deadline arms its alarm in the main thread only, and counts who holds it, so sharing one would
+    disarm the caller's. The wait for the answer is bounded by the caller's deadline: never longer
+    (None if the read has not finished by then).
     """
     from aicr_core.session.deadline import Deadline
 
     found: list[list[dict[str, Any]] | None] = [None]
-    session = copy.copy(cluster)
-    session.deadline = Deadline(cluster.deadline.remaining())
+    beside = session.with_deadline(Deadline(session.deadline.remaining()))
 
     def read() -> None:
-        try:
-            items, _ = session.list(EVENTS_PATH, {"fieldSelector": f"regarding.name={rollout}"})
-        except AicrError:
-            return
-        found[0] = recent(items)
+        found[0] = read_events(beside, rollout)
 
     thread = threading.Thread(target=read, name="events", daemon=True)
     thread.start()
 
     def result() -> list[dict[str, Any]] | None:
-        left = cluster.deadline.remaining() if cluster.deadline.bounded else None
+        left = session.deadline.remaining() if session.deadline.bounded else None
         thread.join(left)
         return found[0]
 
