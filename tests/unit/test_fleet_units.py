@@ -13,6 +13,7 @@ import pytest
 from testfixtures import compare
 
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.fleet import context_source
 from aicr_core.fleet import fan_out as fleet
 from aicr_core.fleet import selection
 from aicr_core.fleet import waves_file as waves
@@ -136,7 +137,7 @@ class StandIn(fleet.Fleet):
 
 
 def stand_in(parallel: int, contexts: list[str] | None = None) -> StandIn:
-    return StandIn(None, Overrides(), contexts or NAMES, parallel)
+    return StandIn(context_source, None, Overrides(), contexts or NAMES, parallel)
 
 
 def test_at_most_parallel_clusters_at_once_and_outcomes_in_kubeconfig_order() -> None:
@@ -304,7 +305,7 @@ def test_a_signal_leaves_every_turn_that_sent_no_write_at_once() -> None:
     begun = time.monotonic()
     with interruption.deferred() as stop:
         signals_after(started, signal.SIGTERM)
-        outcomes = SessionStandIn(None, Overrides(), ["a", "b", "c"], 1).run(work)
+        outcomes = SessionStandIn(context_source, None, Overrides(), ["a", "b", "c"], 1).run(work, interruption=stop)
     took = time.monotonic() - begun
     release.set()
     compare([(o.context, o.value, o.error.code if o.error else None, o.write_unanswered) for o in outcomes],
@@ -319,10 +320,11 @@ def test_a_signal_leaves_every_turn_that_sent_no_write_at_once() -> None:
 
 def test_a_turn_whose_write_was_sent_finishes_and_its_session_sends_no_other() -> None:
     work, started, release, sessions = held_turn(sends_a_write=True)
-    with interruption.deferred():
+    with interruption.deferred() as stop:
         signals_after(started, signal.SIGINT)
         threading.Timer(1.0, release.set).start()  # the write's answer comes after the signal
-        events = list(SessionStandIn(None, Overrides(), ["a", "b", "c"], 1).events(work))
+        events = list(SessionStandIn(context_source, None, Overrides(), ["a", "b", "c"], 1).events(
+            work, interruption=stop))
     outcomes = {e.context: e for e in events if isinstance(e, fleet.Outcome)}
     compare(outcomes["a"].value, expected="written")
     for context in ("b", "c"):
@@ -336,7 +338,8 @@ def test_a_second_signal_leaves_a_write_unanswered_saying_it_may_be_stored() -> 
     begun = time.monotonic()
     with interruption.deferred() as stop:
         signals_after(started, signal.SIGINT, signal.SIGTERM)
-        outcomes = {o.context: o for o in SessionStandIn(None, Overrides(), ["a", "b"], 1).run(work)}
+        outcomes = {o.context: o for o in SessionStandIn(context_source, None, Overrides(), ["a", "b"], 1).run(
+            work, interruption=stop)}
     took = time.monotonic() - begun
     release.set()
     error = outcomes["a"].error
