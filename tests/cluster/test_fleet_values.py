@@ -26,8 +26,8 @@ from aicr_core.fleet.fan_out import Fleet
 from aicr_core.fleet.write_items import Confirmation
 from aicr_core.framework.interruption import Interruption
 
-from support.fleet_planes import LIVE, Fleet as Planes
-from support.fleet_planes import rollout_spec
+from support.fleet_planes import LIVE, rollout_spec
+from support.fleet_planes import Fleet as Planes
 from support.harness import ROOT
 
 TWO = "gpu-lab-1,gpu-eu-1"
@@ -39,7 +39,7 @@ from aicr_core.fleet import context_source, gathering, plan_write
 from aicr_core.fleet.fan_out import Fleet
 
 kubeconfig, digest = sys.argv[1], sys.argv[2]
-selection = Fleet.chosen(context_source, context_source.members({"kubeconfig": kubeconfig}), contexts="%s")
+selection = Fleet.chosen(context_source, context_source.members({"kubeconfig": kubeconfig}), contexts=sys.argv[3])
 tallies, shown = [], []
 read = gathering.read(selection, lambda turn: [r.name for r in plan_write.plan_rollouts(turn.session, digest)],
                       progress=tallies.append)
@@ -52,13 +52,13 @@ print(json.dumps({
     "tallies": [[t.done, t.all, t.failed] for t in tallies],
     "command line": sorted(m for m in sys.modules if m in ("aicr_core.framework.command", "aicr_core.fleet.flags",
                                                          "aicr_core.framework.app"))}))
-""" % TWO
+"""
 
 
 def test_a_fleet_read_and_a_plan_write_from_plain_values(fleet: Planes) -> None:
     """A process that never loads the command line reads both clusters and approves the plan in each."""
     digest, names = fleet.seed_plan()
-    proc = subprocess.run([sys.executable, "-c", DASHBOARD, str(fleet.kubeconfig), digest], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", DASHBOARD, str(fleet.kubeconfig), digest, TWO], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     done = json.loads(proc.stdout)

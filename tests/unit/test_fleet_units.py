@@ -13,9 +13,8 @@ import pytest
 from testfixtures import compare
 
 from aicr_core.errors import AicrError, Code, UsageError
-from aicr_core.fleet import context_source
+from aicr_core.fleet import context_source, selection
 from aicr_core.fleet import fan_out as fleet
-from aicr_core.fleet import selection
 from aicr_core.fleet import waves_file as waves
 from aicr_core.framework import interruption
 from aicr_core.session.connection_flags import Overrides
