@@ -178,6 +178,11 @@ class Inventory:
         except AicrError:
             return None
 
+    def single_cluster_flags(self, member: str) -> None:
+        """None: a member is reached through its ClusterProfile's access provider, which no single-cluster
+        command's flag names (messages then suggest no command for it alone)."""
+        return None
+
     def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession:
         """A session with the member, in its turn; nothing is run or sent for a profile that fails here."""
         from aicr_core.session import kube

@@ -73,6 +73,9 @@ class Contexts:
 
         return kube.connect(self.kubeconfig, member, deadline, overrides=overrides._replace(context=member))
 
+    def single_cluster_flags(self, member: str) -> str:
+        return single_cluster_flags(member)
+
 
 def members(values: Mapping[str, Any]) -> Contexts:
     return Contexts(values.get("kubeconfig"))

@@ -164,7 +164,7 @@ class Fleet:
     def reach(self, member: str) -> str | None:
         """The flags by which a single-cluster command reaches this member (`--context NAME`), for the commands
         a message suggests; None where none does (an inventory's member)."""
-        return self.source.single_cluster_flags(member)
+        return self.members.single_cluster_flags(member)
 
     def new_deadline(self, seconds: float | None = None, context: str = "") -> Deadline:
         """A deadline of its own for one cluster: `seconds`, else --request-timeout, else the command's 30 s.

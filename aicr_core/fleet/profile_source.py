@@ -49,8 +49,8 @@ def flag(values: Mapping[str, Any]) -> str:
 
 
 def single_cluster_flags(member: str) -> None:
-    """None: a member is reached through its ClusterProfile's access provider, which no single-cluster
-    command's flag names (messages then suggest no command for it alone)."""
+    """None, as its members say (`Inventory.single_cluster_flags`): no single-cluster command's flag names a
+    ClusterProfile's access provider."""
     return None
 
 

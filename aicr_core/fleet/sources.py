@@ -15,12 +15,11 @@ A source is one module of this package (named in `SOURCES`) holding these names 
   so that a flag of a source not chosen is refused);
 - `members(values)`: the `Members` (its names in order, their labels, `among` for messages,
   `server(member)`: the HOST:PORT a fleet write shows and compares, None where the user wrote the
-  servers, and `connect(member, overrides, deadline)` for a member's session, in its turn); reading
-  them may be a call;
-- `complete(values, seconds)`: the member names for TAB, within `seconds` of API time;
-- `single_cluster_flags(member)`: the flags by which a single-cluster command (`describe`, `whoami`)
-  reaches that member alone, quoted for a shell (`--context NAME`), or None where none does; the
-  commands a fleet's messages suggest carry them.
+  servers, `connect(member, overrides, deadline)` for a member's session, in its turn, and
+  `single_cluster_flags(member)`: the flags by which a single-cluster command (`describe`,
+  `whoami`) reaches that member alone, quoted for a shell (`--context NAME`), or None where none
+  does, which the commands a fleet's messages suggest carry); reading them may be a call;
+- `complete(values, seconds)`: the member names for TAB, within `seconds` of API time.
 
 `values` is a plain mapping: every source's flags by their `name` (each at its default when not
 given), and the fleet's common values: `kubeconfig` (the --kubeconfig path or None), `context` (the
@@ -82,6 +81,8 @@ if TYPE_CHECKING:
 
         def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession: ...
 
+        def single_cluster_flags(self, member: str) -> str | None: ...
+
     class Source(Protocol):
         """What a source module holds (the module's doc above)."""
 
@@ -101,8 +102,6 @@ if TYPE_CHECKING:
         def members(self, values: Mapping[str, Any]) -> Members: ...
 
         def complete(self, values: Mapping[str, Any], seconds: float) -> list[str]: ...
-
-        def single_cluster_flags(self, member: str) -> str | None: ...
 
 
 def every() -> "Sequence[Source]":
