@@ -22,8 +22,8 @@ Interrupted (the `Interruption` an operation hands to `run` or `events`, as each
 `Turn`; aicr_core.framework.interruption: on the command line, the one of `deferred()`): once it is
 requested no turn begins and no session sends a new write (`hold_writes`); each turn not
 begun, and each begun that has sent no write, ends at once as INTERRUPTED; a turn whose write
-was sent finishes, bounded by its deadline. At the second, those are left too, their outcome
-INTERRUPTED with `write_unanswered`: the write may be stored.
+was sent finishes, bounded by its deadline. At the second signal (`hurried`), those are left
+too, their outcome INTERRUPTED with `write_unanswered`: the write may be stored.
 
 Imported only where a fleet runs (its dataclasses cost `help` a few milliseconds): command
 modules import `flags` at module level and this module inside the functions that run.

@@ -389,3 +389,33 @@ def test_optional_waves() -> None:
     with pytest.raises(UsageError) as raised:
         waves.parse(GOOD.replace("    contexts: [gpu-lab-1]", "    contexts: [gpu-lab-1]\n    optional: 'yes'"), "w")
     compare(raised.value.message, expected="--waves w: wave 'canary': optional must be true or false (got str)")
+
+
+def test_two_fan_outs_at_once_each_see_only_their_own_interruption() -> None:
+    """No interruption is a module's: the one requested stops its own fan-out, on its own thread, alone."""
+    began = {"stopped": threading.Event(), "going on": threading.Event()}
+    outcomes: dict[str, list[Any]] = {}
+
+    def run(who: str, stop: interruption.Interruption) -> None:
+        def work(turn: fleet.Turn) -> str:
+            if turn.context == "a":
+                began[who].set()
+                time.sleep(0.5)  # the other fan-out's first turn runs meanwhile
+            return "ran"
+
+        outcomes[who] = SessionStandIn(context_source, None, Overrides(), ["a", "b", "c"], 1).run(
+            work, interruption=stop)
+
+    stopped, going_on = interruption.Interruption(), interruption.Interruption()
+    threads = [threading.Thread(target=run, args=("stopped", stopped)),
+               threading.Thread(target=run, args=("going on", going_on))]
+    for thread in threads:
+        thread.start()
+    assert all(event.wait(10) for event in began.values())  # both are under way
+    stopped.request(signal.SIGTERM)
+    for thread in threads:
+        thread.join(10)
+    compare([(o.context, o.error.code if o.error else o.value) for o in outcomes["stopped"]],
+            expected=[("a", Code.INTERRUPTED), ("b", Code.INTERRUPTED), ("c", Code.INTERRUPTED)])
+    compare([(o.context, o.value) for o in outcomes["going on"]], expected=[("a", "ran"), ("b", "ran"), ("c", "ran")])
+    compare((stopped.exit_code, going_on.requested), expected=(143, False))
