@@ -4,7 +4,8 @@ Each of those commands is this class with its Action and its help (the class
 docstring). What the command does is the domain's (`aicr_core.domain.rollout_write`):
 it turns its flags into a `WriteRequest`, and what is written into its `Result`.
 `--plan DIGEST` runs the same write in each selected cluster (`aicr_core.fleet.plan_write`;
-with `--waves FILE`, `aicr_core.fleet.wave_runner`).
+with `--waves FILE`, `aicr_core.fleet.wave_runner`), through the fleet's command-line side
+(`aicr_core.fleet.flags`).
 
 Imported by `help` for the summary: nothing heavy at module level (the table is light).
 """
@@ -16,7 +17,7 @@ from typing import Any, ClassVar
 from aicr_commands import _fleet_forms
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.domain.actions import Action
-from aicr_core.fleet import selection as fleet
+from aicr_core.fleet import flags as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result, Stream
 
@@ -43,17 +44,13 @@ class ActionCommand(AicrCommand):
         action = self.action
         if _fleet_forms.plan_form(args, action.name, args.rollout):
             if action.in_waves and args.waves is not None:
-                from aicr_core.fleet.wave_runner import approve_in_waves
-
-                return approve_in_waves(self, args)
-            from aicr_core.fleet.plan_write import fleet_write
-
-            return fleet_write(self, args, action)
+                return fleet.approve_in_waves(self, args)
+            return fleet.fleet_write(self, args, action)
         from aicr_core.domain import operator_api as api
         from aicr_core.domain.rollout_write import write
         from aicr_core.domain.write_flags import write_request
 
-        request = write_request(args, action, args.rollout)  # the flags' bounds: before any call
+        request = write_request(vars(args), action, args.rollout)  # the flags' bounds: before any call
         written = write(_rollouts.session(args), request)
         return Result(action.result_kind, written.data, names=(api.rollout_reference(args.rollout),),
                       warnings=written.warnings)

@@ -1,26 +1,18 @@
 """The fleet form of a command, as argument glue: which form the flags ask for, and `--plan <TAB>`.
 
-Running a command across clusters is the core's (aicr_core.fleet): the gathering of a fleet read
-(`gathering`: each cluster's `take_action_on(args, session)`, one document of them), the writes
-across clusters (`plan_write`) and the waves (`wave_runner`). `read` and `gathered` here hand over
-to it for the commands that read across clusters.
+Running a command across clusters is the core's (aicr_core.fleet): its command-line side
+(`flags`: the flags, `read_across` for a fleet read, `fleet_write` and `approve_in_waves` for the
+writes) over the fleet's values (`gathering`, `plan_write`, `wave_runner`).
 
 Imported by command modules at module level: nothing heavy here.
 """
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aicr_core.errors import UsageError
-from aicr_core.fleet import selection as fleet  # light: the running (fan_out) is imported where a fleet runs
-from aicr_core.framework.result import Result
-
-if TYPE_CHECKING:
-    from aicr_core.fleet.fan_out import Outcome, Turn
-    from aicr_core.framework.command import AicrCommand
-
+from aicr_core.fleet import flags as fleet  # light: the running (fan_out) is imported where a fleet runs
 
 # -- which form -----------------------------------------------------------------------------------
 
@@ -53,30 +45,7 @@ def plan_form(args: argparse.Namespace, command: str, target: str | None) -> boo
     return True
 
 
-# -- a fleet read (the gathering is the core's: aicr_core.fleet.gathering) ---------------------------
-
-def read(command: AicrCommand, args: argparse.Namespace,
-         single: Callable[[Turn], Result] | None = None) -> list[Outcome[Result]]:
-    """The command run per selected cluster (`single`, else its take_action_on as is)."""
-    from aicr_core.fleet import gathering
-
-    return gathering.read(command, args, single)
-
-
-def gathered(command: AicrCommand, outcomes: list[Outcome[Result]], kind: str, *,
-             items_of: Callable[[str, Result], list[dict[str, Any]]]) -> Result:
-    """One document of every cluster's items (each with `context`) and `errors`; exit 1 when any failed."""
-    from aicr_core.fleet import gathering
-
-    return gathering.gathered(command, outcomes, kind, items_of=items_of)
-
-
-def whole_document(context: str, result: Result) -> list[dict[str, Any]]:
-    """version: the cluster's usual document (kind included), with its context."""
-    from aicr_core.fleet import gathering
-
-    return gathering.whole_document(context, result)
-
+# -- completion ------------------------------------------------------------------------------------
 
 def complete_plans(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
     """`--plan <TAB>`: the plan digests with a rollout waiting for a person in the current context."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import UsageError, shown
-from aicr_core.fleet import selection as fleet
+from aicr_core.fleet import flags as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Progress, Result, Rows, Stream
 
@@ -126,10 +126,8 @@ def across_clusters(command: List, args: argparse.Namespace) -> Result:
 
     if args.watch:
         raise UsageError("--watch cannot be used with --contexts or --all-contexts: it follows one cluster")
-    from aicr_core.fleet.gathering import each_item, read_across, run_single
-
-    result = read_across(command, args, "RolloutList", items_of=each_item,
-                         single=lambda turn: run_single(command, args, turn, sort_by=None))
+    result = fleet.read_across(command, args, "RolloutList", items_of=fleet.each_item,
+                               single=lambda turn: fleet.run_single(command, args, turn, sort_by=None))
     if args.sort_by is None:
         return result
     items = sort_items(result.data["items"], args.sort_by)

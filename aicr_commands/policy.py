@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, UsageError
-from aicr_core.fleet import selection as fleet
+from aicr_core.fleet import flags as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import BoolFlag
 from aicr_core.framework.result import Result
@@ -104,22 +104,23 @@ class Policy(AicrCommand):
         request = check_request(args, target_name(args.target))  # the flags' bounds: before any request
         return check(_rollouts.session(args), request)
 
-    def take_action_on(self, args: argparse.Namespace, session: KubeSession) -> Result:
-        """policy check of the rollout `args.target` in one cluster of a fleet, on its session: the
-        command's own refusal is that cluster's decision there, not its failure."""
-        return check(session, check_request(args, args.target), own_refusal_decides=True)
-
     def check_across(self, args: argparse.Namespace) -> Result:
-        """policy check of the plan's open rollout in each selected cluster."""
-        from aicr_core.fleet.gathering import read_across, run_single, whole_document
+        """policy check of the plan's open rollout in each selected cluster: one request for all of them (the
+        flags' bounds checked and --policy-file read once, before any cluster is asked), each cluster
+        replacing only its rollout; the command's own refusal is that cluster's decision, not its failure."""
+        import dataclasses
+
         from aicr_core.fleet.plan_write import plan_rollout
 
-        check_request(args, "")  # the flags' bounds and --policy-file's path fail before any cluster is asked
+        request = check_request(fleet.cluster_args(args, None), "")
 
         def single(turn: Turn) -> Result:
-            return run_single(self, args, turn, target=plan_rollout(turn, args.plan).name)
+            name = plan_rollout(turn, args.plan).name
+            one = dataclasses.replace(request, rollout=name,
+                                      flags={**request.flags, "context": turn.context, "target": name})
+            return fleet.prefixed(check(turn.session, one, own_refusal_decides=True), turn.context)
 
-        return read_across(self, args, "PolicyDecisionList", items_of=whole_document, single=single)
+        return fleet.read_across(self, args, "PolicyDecisionList", items_of=fleet.whole_document, single=single)
 
 
 def run_tests(paths: list[str], pattern: str | None, fail_only: bool, operator_namespace: str) -> Result:
@@ -214,7 +215,7 @@ def check_request(args: argparse.Namespace, rollout: str) -> WriteRequest:
     from aicr_core.domain.write_flags import write_request
 
     action = ACTIONS[args.action]
-    return write_request(args, action, rollout, checking=f"policy check --action {action.name}")
+    return write_request(vars(args), action, rollout, checking=f"policy check --action {action.name}")
 
 
 def check(session: KubeSession, request: WriteRequest, own_refusal_decides: bool = False) -> Result:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from aicr_commands import _fleet_forms as _fleet
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, Code
-from aicr_core.fleet import selection as fleet
+from aicr_core.fleet import flags as fleet
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result, Stream
 
@@ -62,7 +62,7 @@ class Version(AicrCommand):
             fleet.refuse_fleet_flags(args, "version --client (it asks no cluster)")
             return Result("Version", data, names=(client_name,))
         if _fleet.read_form(args):
-            return _fleet.gathered(self, _fleet.read(self, args), "VersionList", items_of=_fleet.whole_document)
+            return fleet.read_across(self, args, "VersionList", items_of=fleet.whole_document)
         return Stream(self.client_even_without_a_cluster(args, Result("Version", data, names=(client_name,))))
 
     def client_even_without_a_cluster(self, args: argparse.Namespace, client_only: Result) -> Iterator[Result]:

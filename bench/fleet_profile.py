@@ -36,7 +36,7 @@ STAGES = (
     ("aicr_core.session.kubeconfig", "_Loader.load_and_set", "    the Kubernetes client's loader (exec plugin)"),
     ("aicr_core.session.kubeconfig", "_configuration", "    the client's Configuration"),
     ("aicr_core.session.kube", "_client", "    the client and its pool manager"),
-    ("aicr_core.fleet.gathering", "run_single", "  the command on its session (list)"),
+    ("aicr_core.fleet.flags", "run_single", "  the command on its session (list)"),
     ("aicr_core.session.kube", "KubeSession._send", "    sending a request, reading its answer's head"),
     ("aicr_core.session.kube", "KubeSession._direct_get", "    a GET on a kept connection, its answer read"),
     ("aicr_core.session.tls_contexts", "share", "      the TLS context (made once per CA and cert)"),

@@ -1,12 +1,15 @@
 """A write's request from the command's flags: `--reason`, `--expires`, `--override`, `--policy-file`, `--dry-run`.
 
 The one mapping of flags onto a `WriteRequest`, shared by the single-cluster commands and the
-fleet's per-cluster write; their bounds are checked before any call.
+fleet, which builds one request for all its clusters (each replaces only its rollout: aicr_core.
+fleet.plan_write.for_cluster), so --policy-file is read once whatever the number of clusters. The
+flags are a plain mapping (a command passes `vars(args)`; a program that is no command line its own
+values), their bounds checked before any call.
 """
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from aicr_core import clock
 from aicr_core.domain import rollouts
@@ -16,27 +19,46 @@ from aicr_core.errors import UsageError
 
 if TYPE_CHECKING:
     from aicr_core.domain.actions import Action
+    from aicr_core.go_duration import ParsedDuration
 
 
-def dry_run(args: argparse.Namespace) -> str:
-    return str(getattr(args, "dry_run", "none") or "none")
+def dry_run(flags: Mapping[str, Any]) -> str:
+    return str(flags.get("dry_run") or "none")
 
 
-def write_request(args: argparse.Namespace, action: Action, rollout: str, *,
+def expires_of(flags: Mapping[str, Any]) -> ParsedDuration | None:
+    """--expires as parsed (a command's flag), or a Go duration's text (a program's value): [USAGE] when it
+    does not parse."""
+    from aicr_core.go_duration import ParsedDuration, parse
+
+    value = flags.get("expires")
+    if value is None or isinstance(value, ParsedDuration):
+        return value
+    try:
+        return ParsedDuration(str(value), parse(str(value)))
+    except ValueError as err:
+        raise UsageError(f"--expires: {err}") from None
+
+
+def write_request(flags: Mapping[str, Any], action: Action, rollout: str = "", *,
                   checking: str | None = None) -> WriteRequest:
     """`action` on `rollout` as the flags ask it: their bounds checked before any call, --policy-file read.
 
+    `flags` holds the parsed flags by their argparse names (`reason`, `expires`, `override`,
+    `policy_file`, `dry_run`, `operator_namespace`; any other is passed on for the policies to see).
     `checking`: the words of a command that decides without writing (`policy check --action approve`):
     --reason may then be left out (the policies that read it are skipped) and --policy-file is what it is for.
     """
-    reason: str | None = getattr(args, "reason", None) if action.takes_reason else None
+    from aicr_core.domain import operator_api as api
+
+    reason: str | None = flags.get("reason") if action.takes_reason else None
     if action.takes_reason and (checking is None or reason is not None):
         reason = check_reason(reason, checking or action.name)
-    expires = getattr(args, "expires", None) if action.takes_expires else None
+    expires = expires_of(flags) if action.takes_expires else None
     if action.takes_expires:
         check_expires(expires, clock.now())  # a negative or unstorable --expires: before any API call
-    policy_file = getattr(args, "policy_file", None)
-    if checking is None and policy_file and dry_run(args) == "none":
+    policy_file = flags.get("policy_file")
+    if checking is None and policy_file and dry_run(flags) == "none":
         # Trying a file is what --policy-file is for: with a real write, a local file would
         # stand in for the cluster's rules. With --dry-run nothing is written, so it may.
         raise UsageError(f"--policy-file only tries a policy file: use it with --dry-run=client|server "
@@ -44,6 +66,7 @@ def write_request(args: argparse.Namespace, action: Action, rollout: str, *,
     # Read the local file first: a typo in its path fails before any request.
     local = rollouts.read_local_policy_file(policy_file) if policy_file else None
     return WriteRequest(rollout, action, reason=reason, expires=expires.delta if expires is not None else None,
-                        overrides=tuple(getattr(args, "override", None) or ()),
-                        dry_run="none" if checking else dry_run(args), operator_namespace=args.operator_namespace,
-                        local_policy=local, flags=dict(vars(args)))
+                        overrides=tuple(flags.get("override") or ()),
+                        dry_run="none" if checking else dry_run(flags),
+                        operator_namespace=flags.get("operator_namespace") or api.DEFAULT_OPERATOR_NAMESPACE,
+                        local_policy=local, flags=dict(flags))

@@ -18,9 +18,10 @@ user (never interactive); the offered `cluster` its kubeconfig cluster. The prof
 cluster extensions `.../exec/additional-args` and `.../exec/additional-envs` reach the plugin
 only as the provider's two policies allow, as the reference applies them.
 
-Everything wrong with the file is [USAGE] naming the key or the provider, before any call;
-what is wrong with one profile fails that member alone ([KUBECONFIG]). Pure: no I/O but the
-file's one read and the look-up of a bare command in the approver's PATH.
+Everything wrong with the file is [USAGE] naming the key or the provider, before any call (its
+schema, a pydantic model, and the words of each problem: `provider_schema`); what is wrong with
+one profile fails that member alone ([KUBECONFIG]). Pure: no I/O but the file's one read and the
+look-up of a bare command in the approver's PATH.
 
 KEP-5339 trusts the hub for addresses, never for which program runs or whether TLS is used
 (docs/fleet.md, "What a hub writer may not decide"): the plugin is the file's command, resolved
@@ -40,16 +41,7 @@ from aicr_core.errors import AicrError, Code, UsageError, shown, shown_argument
 from aicr_core.fleet import hub_limits
 
 MAX_BYTES = 1 << 20  # a provider file names a few plugins; a larger one is a wrong file
-TOP_KEYS = ("providers",)
-PROVIDER_KEYS = ("name", "execConfig", "profileSourcedCLIArgsPolicy", "profileSourcedEnvVarsPolicy")
-# Every field of a kubeconfig exec config (client-go's ExecConfig as JSON names it).
-EXEC_KEYS = ("apiVersion", "command", "args", "env", "provideClusterInfo", "interactiveMode", "installHint")
-EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
-INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
-APPEND, IGNORE = "Append", "Ignore"
-APPEND_IF_NOT_EXISTS, REPLACE = "AppendIfNotExists", "Replace"
-ARGS_POLICIES = (APPEND, IGNORE)                       # "" (absent) is Ignore
-ENV_POLICIES = (APPEND_IF_NOT_EXISTS, REPLACE, IGNORE)  # "" (absent) is Ignore
+APPEND, APPEND_IF_NOT_EXISTS, REPLACE = "Append", "AppendIfNotExists", "Replace"  # a provider's policies
 # The cluster extension a plugin gets as ExecCredential spec.cluster.config (client authentication's, SIG Auth).
 EXEC_EXTENSION = "client.authentication.k8s.io/exec"
 # KEP-5339's reserved extensions: more arguments and environment for the plugin, from the profile.
@@ -121,13 +113,16 @@ def load(path: str) -> ProviderFile:
 
 
 def parse(text: str, source: str = "the provider file", folder: str | None = None) -> ProviderFile:
-    """The provider file's text, checked; a relative command path is taken from `folder` (the file's own,
-    as kubectl takes a kubeconfig's); without one, a member is refused it ([KUBECONFIG]), never run from
-    the current folder."""
+    """The provider file's text, validated by its schema (`provider_schema`); a relative command path is taken
+    from `folder` (the file's own, as kubectl takes a kubeconfig's); without one, a member is refused it
+    ([KUBECONFIG]), never run from the current folder."""
+    from pydantic import ValidationError
+
+    from aicr_core.fleet.provider_schema import ProviderFileDocument, problem
+    from aicr_core.session import bounded_json
+
     def bad(message: str) -> UsageError:
         return UsageError(f"--cluster-profile-providers {shown_argument(source)}: {message}")
-
-    from aicr_core.session import bounded_json
 
     try:
         doc = bounded_json.loads(text)  # JSON has no aliases: nesting is what needs a bound
@@ -135,79 +130,18 @@ def parse(text: str, source: str = "the provider file", folder: str | None = Non
         raise bad(f"not JSON: {err}") from None
     if not isinstance(doc, dict):
         raise bad('not a provider file (a JSON object with "providers")')
-    _known_keys(doc, TOP_KEYS, "", bad)
-    listed = doc.get("providers")
-    if not isinstance(listed, list) or not listed:
-        raise bad("providers: at least one provider is needed (a list of {name, execConfig})")
-    providers: list[Provider] = []
-    for i, entry in enumerate(listed):
-        where = f"providers[{i}]"
-        if not isinstance(entry, dict):
-            raise bad(f"{where}: a provider is an object with name and execConfig")
-        _known_keys(entry, PROVIDER_KEYS, f"{where}.", bad)
-        name = entry.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise bad(f"{where}.name: every provider needs a name")
-        if any(p.name == name for p in providers):
-            raise bad(f"provider {shown(name)}: two providers have that name")
-        args_policy = _policy(entry, "profileSourcedCLIArgsPolicy", ARGS_POLICIES, name, bad)
-        env_policy = _policy(entry, "profileSourcedEnvVarsPolicy", ENV_POLICIES, name, bad)
-        providers.append(Provider(name, _exec_config(entry.get("execConfig"), name, bad, folder), args_policy,
-                                  env_policy))
+    try:
+        parsed = ProviderFileDocument.model_validate(doc)
+    except ValidationError as err:
+        raise bad(problem(err, doc)) from None
+    providers = []
+    for provider in parsed.providers:
+        config = provider.exec_config.model_dump(by_alias=True, exclude_none=True)
+        command = config["command"]
+        if folder is not None and not os.path.isabs(command) and hub_limits.has_separator(command):
+            config["command"] = os.path.join(folder, command)  # as kubectl takes a kubeconfig's: not the current folder
+        providers.append(Provider(provider.name, config, provider.args_policy or "", provider.env_policy or ""))
     return ProviderFile(source, tuple(providers))
-
-
-def _known_keys(doc: Mapping[str, Any], keys: Sequence[str], where: str, bad: Any) -> None:
-    for key in doc:
-        if key not in keys:
-            raise bad(f"unknown key {where}{shown_argument(key) if isinstance(key, str) else shown(key)} "
-                      f"(known: {', '.join(keys)})")
-
-
-def _policy(entry: Mapping[str, Any], key: str, allowed: Sequence[str], name: str, bad: Any) -> str:
-    value = entry.get(key)
-    if value in (None, ""):
-        return ""
-    if value not in allowed:
-        raise bad(f"provider {shown(name)}: {key} must be {', '.join(allowed)} or absent (got {shown(value)})")
-    return str(value)
-
-
-def _exec_config(value: Any, name: str, bad: Any, folder: str | None = None) -> dict[str, Any]:
-    """A kubeconfig exec config, checked as kubectl checks a kubeconfig user's; nulls dropped."""
-    where = f"provider {shown(name)}: execConfig"
-    if not isinstance(value, dict):
-        raise bad(f"{where}: every provider needs an execConfig with a command")
-    _known_keys(value, EXEC_KEYS, "execConfig.", lambda message: bad(f"provider {shown(name)}: {message}"))
-    config = {key: item for key, item in value.items() if item is not None}
-    command = config.get("command")
-    if not isinstance(command, str) or not command.strip():
-        raise bad(f"{where}.command: every provider needs the command of its credentials plugin")
-    if "\0" in command:
-        raise bad(f"{where}.command: a command holds no NUL character")
-    if folder is not None and not os.path.isabs(command) and hub_limits.has_separator(command):
-        config["command"] = os.path.join(folder, command)  # as kubectl takes a kubeconfig's: not the current folder
-    if config.get("apiVersion") not in EXEC_API_VERSIONS:
-        raise bad(f"{where}.apiVersion must be {' or '.join(EXEC_API_VERSIONS)} "
-                  f"(got {shown(config.get('apiVersion'))})")
-    args = config.get("args", [])
-    if not isinstance(args, list) or any(not isinstance(a, str) or "\0" in a for a in args):
-        raise bad(f"{where}.args: a list of strings (without NUL characters)")
-    env = config.get("env", [])
-    if (not isinstance(env, list)
-            or any(not isinstance(e, dict) or set(e) != {"name", "value"} or not isinstance(e["name"], str)
-                   or not hub_limits.env_name(e["name"]) or not isinstance(e["value"], str) or "\0" in e["value"]
-                   for e in env)):
-        raise bad(f"{where}.env: a list of {{name, value}} strings (a name without '=' or NUL, a value "
-                  "without NUL)")
-    if not isinstance(config.get("provideClusterInfo", False), bool):
-        raise bad(f"{where}.provideClusterInfo: true or false")
-    if config.get("interactiveMode", "Never") not in INTERACTIVE_MODES:
-        raise bad(f"{where}.interactiveMode must be {', '.join(INTERACTIVE_MODES)} "
-                  f"(got {shown(config.get('interactiveMode'))})")
-    if not isinstance(config.get("installHint", ""), str):
-        raise bad(f"{where}.installHint: a string")
-    return config
 
 
 # -- one profile's member ----------------------------------------------------------------------------

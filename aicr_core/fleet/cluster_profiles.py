@@ -16,7 +16,6 @@ plugin bounded by the member's deadline, run by the session's exec runner).
 """
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,26 +43,26 @@ def profiles_path(namespace: str | None = None) -> str:
 
 # -- the flags -----------------------------------------------------------------------------------------
 
-def check_flags(args: argparse.Namespace) -> None:
+def check_flags(values: Mapping[str, Any]) -> None:
     """The [USAGE] rules of the inventory flags, before any call (the provider file: `read`)."""
-    profiles = bool(getattr(args, "cluster_profiles", False))
+    profiles = bool(values.get("cluster_profiles"))
     for dest, flag in (("profile_namespace", "--profile-namespace"), ("profile_selector", "--profile-selector"),
                        ("cluster_profile_providers", "--cluster-profile-providers")):
-        if getattr(args, dest, None) is not None and not profiles:
+        if values.get(dest) is not None and not profiles:
             raise UsageError(f"{flag} needs --cluster-profiles")
     if not profiles:
         return
-    if getattr(args, "all_contexts", False):
+    if values.get("all_contexts"):
         raise UsageError("--all-contexts cannot be used with --cluster-profiles: every kept profile is a member "
                          "unless --contexts chooses among them")
-    if getattr(args, "cluster_profile_providers", None) is None:
+    if values.get("cluster_profile_providers") is None:
         raise UsageError("--cluster-profiles needs --cluster-profile-providers FILE: the provider file that says "
                          "how to reach each member")
-    namespace = getattr(args, "profile_namespace", None)
+    namespace = values.get("profile_namespace")
     if namespace is not None and (len(namespace) > 63 or not _NAMESPACE.fullmatch(namespace)):
         raise UsageError(f"--profile-namespace {shown(namespace)}: a namespace name is at most 63 characters of "
                          "[a-z0-9-], beginning and ending with a letter or digit")
-    selector = getattr(args, "profile_selector", None)
+    selector = values.get("profile_selector")
     if selector is not None:
         from aicr_core.session.label_selector import SelectorError, valid_selector
 
@@ -179,6 +178,11 @@ class Inventory:
         except AicrError:
             return None
 
+    def single_cluster_flags(self, member: str) -> None:
+        """None: a member is reached through its ClusterProfile's access provider, which no single-cluster
+        command's flag names (messages then suggest no command for it alone)."""
+        return None
+
     def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession:
         """A session with the member, in its turn; nothing is run or sent for a profile that fails here."""
         from aicr_core.session import kube
@@ -209,22 +213,24 @@ class Inventory:
         return chosen
 
 
-def hub_name(args: argparse.Namespace) -> str:
-    context = getattr(args, "context", None)
+def hub_name(values: Mapping[str, Any]) -> str:
+    context = values.get("context")
     return f"the hub (context {context})" if context else "the hub (the current context)"
 
 
-def read(args: argparse.Namespace) -> Inventory:
+def read(values: Mapping[str, Any]) -> Inventory:
     """The provider file (checked before any call), then the hub's profiles, with the command's deadline.
 
     The hub that cannot be listed is the command's error, its usual CODE; no kept profile is NOT_FOUND.
+    `values`: the source's flags, `kubeconfig`, `context` (the hub; None: the current context) and
+    `overrides` (the command's connection overrides; aicr_core.fleet.sources).
     """
-    providers = access_providers.load(args.cluster_profile_providers)
-    hub = hub_name(args)
-    namespace, selector = getattr(args, "profile_namespace", None), getattr(args, "profile_selector", None)
+    providers = access_providers.load(values["cluster_profile_providers"])
+    hub = hub_name(values)
+    namespace, selector = values.get("profile_namespace"), values.get("profile_selector")
     kept = (f" in namespace {namespace}" if namespace else "") + \
         (f" matching --profile-selector {shown(selector)}" if selector else "")
-    objects = list_profiles(args, hub)
+    objects = list_profiles(values, hub)
     profiles = unique_profiles(objects, hub)
     if not profiles:
         raise AicrError(Code.NOT_FOUND, f"no ClusterProfile on {hub}{kept}")
@@ -242,12 +248,15 @@ def unique_profiles(objects: list[dict[str, Any]], hub: str) -> list[Profile]:
     return profiles
 
 
-def list_profiles(args: argparse.Namespace, hub: str, deadline: Deadline | None = None) -> list[dict[str, Any]]:
+def list_profiles(values: Mapping[str, Any], hub: str, deadline: Deadline | None = None) -> list[dict[str, Any]]:
     from aicr_core.session import kube
+    from aicr_core.session.connection_flags import Overrides
 
-    namespace, selector = getattr(args, "profile_namespace", None), getattr(args, "profile_selector", None)
+    namespace, selector = values.get("profile_namespace"), values.get("profile_selector")
+    overrides = (values.get("overrides") or Overrides())._replace(context=values.get("context"))
     try:
-        session = kube.connect_args(args, deadline)
+        session = kube.connect(values.get("kubeconfig"), overrides.context,
+                               deadline or kube.command_deadline(overrides), overrides=overrides)
         objects, _version = session.list(profiles_path(namespace), {"labelSelector": selector} if selector else None)
     except AicrError as err:
         if err.code is Code.USAGE:
@@ -261,23 +270,17 @@ def list_profiles(args: argparse.Namespace, hub: str, deadline: Deadline | None 
 
 # -- completion ----------------------------------------------------------------------------------------
 
-def completion_profiles(parsed_args: argparse.Namespace) -> list[Profile]:
-    """The hub's profiles for TAB (as the typed flags keep them), within completion's API budget."""
-    from aicr_core.framework.completion import API_SECONDS
+def completion_profiles(values: Mapping[str, Any], seconds: float) -> list[Profile]:
+    """The hub's profiles for TAB (as the typed flags keep them), within `seconds` of API time."""
     from aicr_core.session.deadline import Deadline
 
-    args = argparse.Namespace(**vars(parsed_args))
-    hub = hub_name(args)
-    return unique_profiles(list_profiles(args, hub, Deadline(API_SECONDS)), hub)
+    hub = hub_name(values)
+    return unique_profiles(list_profiles(values, hub, Deadline(seconds)), hub)
 
 
-def complete_namespaces(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> Any:
-    """`--profile-namespace <TAB>`: the namespaces of the hub that hold ClusterProfiles."""
-    from aicr_core.framework.completion import NO_FILES, Candidates
-
-    args = argparse.Namespace(**{**vars(parsed_args), "profile_namespace": None})
+def complete_namespaces(prefix: str, values: Mapping[str, Any], seconds: float) -> list[str]:
+    """`--profile-namespace <TAB>`: the namespaces of the hub that hold ClusterProfiles, with their counts."""
     counts: dict[str, int] = {}
-    for profile in completion_profiles(args):
+    for profile in completion_profiles({**values, "profile_namespace": None}, seconds):
         counts[profile.namespace] = counts.get(profile.namespace, 0) + 1
-    return Candidates([f"{ns}\t{n} ClusterProfile{'s' * (n != 1)}" for ns, n in counts.items()
-                       if ns.startswith(prefix)], NO_FILES)
+    return [f"{ns}\t{n} ClusterProfile{'s' * (n != 1)}" for ns, n in counts.items() if ns.startswith(prefix)]

@@ -1,39 +1,37 @@
 """The fleet source of the kubeconfig's contexts (`--contexts`, `--all-contexts`): the default one.
 
 Each member is a context of the merged kubeconfig (as kubectl merges the files), in its order;
-its own kubeconfig entry (server, CA, credentials, exec plugin) makes its session. See `sources`.
+its own kubeconfig entry (server, CA, credentials, exec plugin) makes its session. Its values:
+`kubeconfig` (the path, or None for $KUBECONFIG and ~/.kube/config). See `sources`.
 """
 from __future__ import annotations
 
-import argparse
 import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from aicr_core.fleet.sources import Flag
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
     from aicr_core.session.kube import KubeSession
 
-FLAGS: tuple[tuple[str, str, Any], ...] = ()  # --contexts and --all-contexts are the fleet's own (selection)
+FLAGS: tuple[Flag, ...] = ()  # --contexts and --all-contexts are the fleet's own (aicr_core.fleet.flags)
+GROUP = ""
 KIND = "context"
 LABELLED = False
 HUB_CONTEXT = False  # --context chooses one cluster: refused across clusters
 DECIDES = "each cluster's own kubeconfig entry decides"
 
 
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    """None of its own: --contexts and --all-contexts choose among any source's members."""
-
-
-def given(args: argparse.Namespace) -> bool:
+def given(values: Mapping[str, Any]) -> bool:
     return True  # the default
 
 
-def flag(args: argparse.Namespace) -> str:
-    if getattr(args, "waves", None) is not None:
+def flag(values: Mapping[str, Any]) -> str:
+    if values.get("waves") is not None:
         return "--waves"
-    return "--all-contexts" if getattr(args, "all_contexts", False) else "--contexts"
+    return "--all-contexts" if values.get("all_contexts") else "--contexts"
 
 
 def single_cluster_flags(member: str) -> str:
@@ -42,8 +40,8 @@ def single_cluster_flags(member: str) -> str:
     return f"--context{'=' if member.startswith('-') else ' '}{shlex.quote(member)}"
 
 
-def check_flags(args: argparse.Namespace) -> None:
-    """--contexts and --all-contexts are the fleet's own flags (aicr_core.fleet.selection checks them)."""
+def check_flags(values: Mapping[str, Any]) -> None:
+    """--contexts and --all-contexts are the fleet's own flags (aicr_core.fleet.flags checks them)."""
 
 
 class Contexts:
@@ -75,14 +73,20 @@ class Contexts:
 
         return kube.connect(self.kubeconfig, member, deadline, overrides=overrides._replace(context=member))
 
+    def single_cluster_flags(self, member: str) -> str:
+        return single_cluster_flags(member)
 
-def members(args: argparse.Namespace) -> Contexts:
-    return Contexts(getattr(args, "kubeconfig", None))
+
+def members(values: Mapping[str, Any]) -> Contexts:
+    return Contexts(values.get("kubeconfig"))
 
 
-def complete(parsed_args: argparse.Namespace) -> list[str]:
-    from aicr_core.framework.completion import Candidates, kubeconfig_names
+def complete(values: Mapping[str, Any], seconds: float) -> list[str]:
+    """The context names, read and merged as a command reads them; nothing when they cannot be read."""
+    from aicr_core.errors import AicrError
+    from aicr_core.session import kubeconfig_files
 
-    names = kubeconfig_names("contexts")(parsed_args=parsed_args)
-    assert not isinstance(names, Candidates)
-    return list(names)
+    try:
+        return list(kubeconfig_files.names(values.get("kubeconfig"), "contexts"))
+    except AicrError:  # no such --kubeconfig, or a file that is no kubeconfig: no candidates
+        return []

@@ -1,12 +1,14 @@
 """One command over many clusters: running a function per cluster, each with its own session and deadline.
 
-The clusters are chosen by the fleet flags (aicr_core.fleet.selection) among the members of
-the fleet's source (aicr_core.fleet.sources). Each cluster gets a session of its own (its
-source connects it: its own kubeconfig entry or ClusterProfile, exec plugin run inside its turn)
-and a deadline of its own.
+A `Fleet` is the selection, as a value: the fleet's source (aicr_core.fleet.sources), its
+members, the members chosen (aicr_core.fleet.selection), the connection overrides every cluster
+shares and how many clusters are worked on at once. A command line builds it from its flags
+(aicr_core.fleet.flags); any other program builds it itself (`Fleet.chosen`). Each cluster gets a
+session of its own (its source connects it: its own kubeconfig entry or ClusterProfile, exec
+plugin run inside its turn) and a deadline of its own.
 
-This module knows contexts and sessions, not rollouts: a command hands `Fleet.run` a function
-of one session, and gets back one `Outcome` per context, its value or its error.
+This module knows contexts and sessions, not rollouts: an operation hands `Fleet.run` a function
+of one `Turn`, and gets back one `Outcome` per context, its value or its error.
 
 The deadline: each cluster's `Deadline` (aicr_core.session.deadline) starts when its turn does and is
 named after its context. It holds on the worker thread: when it passes, the session's watchdog
@@ -16,18 +18,18 @@ deadline too: a cluster still running `GRACE_SECONDS` past it (in what no socket
 reaches, a name lookup say) is reported `TIMEOUT` and left behind on its daemon thread, and a
 new worker takes its place, so a cluster that hangs never delays the others.
 
-Interrupted (inside aicr_core.framework.interruption's `deferred()`, which fleet writes use): at
-the first signal no turn begins and no session sends a new write (`hold_writes`); each turn not
+Interrupted (the `Interruption` an operation hands to `run` or `events`, as each turn gets its
+`Turn`; aicr_core.framework.interruption: on the command line, the one of `deferred()`): once it is
+requested no turn begins and no session sends a new write (`hold_writes`); each turn not
 begun, and each begun that has sent no write, ends at once as INTERRUPTED; a turn whose write
-was sent finishes, bounded by its deadline. At the second, those are left too, their outcome
-INTERRUPTED with `write_unanswered`: the write may be stored.
+was sent finishes, bounded by its deadline. At the second signal (`hurried`), those are left
+too, their outcome INTERRUPTED with `write_unanswered`: the write may be stored.
 
 Imported only where a fleet runs (its dataclasses cost `help` a few milliseconds): command
-modules import `selection` at module level and this module inside the functions that run.
+modules import `flags` at module level and this module inside the functions that run.
 """
 from __future__ import annotations
 
-import argparse
 import collections
 import queue
 import threading
@@ -37,10 +39,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from aicr_core.errors import AicrError, Code
-from aicr_core.fleet.selection import DEFAULT_PARALLEL, chosen_members, parallel_of
+from aicr_core.fleet.selection import DEFAULT_PARALLEL, chosen_members
 
 if TYPE_CHECKING:
-    from aicr_core.fleet.sources import Members
+    from aicr_core.fleet.sources import Members, Source
     from aicr_core.framework.interruption import Interruption
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
@@ -86,6 +88,39 @@ class Turn:
     note: Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Tally:
+    """How far an operation's clusters have got, for a progress callback: DONE of ALL done, FAILED of them
+    failed, in wave WAVE (None outside the waves)."""
+
+    done: int
+    all: int
+    failed: int
+    wave: str | None = None
+
+
+def tallied(events: Iterator[Outcome[T] | Note], total: int, progress: Callable[[Tally], None] | None,
+            failed: Callable[[Outcome[T]], bool], wave: str | None = None) -> Iterator[Outcome[T] | Note]:
+    """`events` as they come, with `progress` told the tally at the start and after each outcome (on the
+    thread that reads them)."""
+    if progress is None:
+        yield from events
+        return
+    done = bad = 0
+    progress(Tally(0, total, 0, wave))
+    for event in events:
+        if isinstance(event, Outcome):
+            done += 1
+            bad += bool(failed(event))
+            progress(Tally(done, total, bad, wave))
+        yield event
+
+
+def errored(outcome: Outcome[Any]) -> bool:
+    """A read's failure: the cluster gave an error, not a value."""
+    return outcome.error is not None
+
+
 @dataclass
 class _Job(Generic[T]):
     context: str
@@ -99,12 +134,16 @@ class _Job(Generic[T]):
 
 @dataclass
 class Fleet:
-    """The selected clusters of one command: sessions made once per member, work run `parallel` at a time.
+    """The selection, as a value: the chosen members of a source, sessions made once per member, work run
+    `parallel` at a time.
 
     The members are those of the fleet's source (aicr_core.fleet.sources: kubeconfig contexts, or
-    the ClusterProfiles of a hub, named NAMESPACE/NAME); `contexts` holds their names either way.
+    the ClusterProfiles of a hub, named NAMESPACE/NAME); `contexts` holds the chosen ones' names
+    either way. `overrides` apply to every cluster (impersonation, the request timeout); its context
+    is never used (each member is its own).
     """
 
+    source: Source
     members: Members
     overrides: Overrides
     contexts: list[str]
@@ -113,19 +152,19 @@ class Fleet:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, contexts: list[str] | None = None,
-                  members: Members | None = None) -> Fleet:
-        """The members the flags choose of the source they choose (reading them may be a call: a hub's
-        ClusterProfiles), unless `members` is given; or `contexts` of them."""
-        from aicr_core.fleet import sources
+    def chosen(cls, source: Source, members: Members, overrides: Overrides | None = None, *,
+               contexts: str | None = None, parallel: int = DEFAULT_PARALLEL) -> Fleet:
+        """The members that `contexts` (names, globs, `!` exclusions, comma-separated, as --contexts; None:
+        every member) chooses of `members`, which `source` read (`source.members(values)`)."""
         from aicr_core.session.connection_flags import Overrides
 
-        overrides = Overrides.from_args(args)._replace(context=None)
-        source = sources.chosen(args)
-        if members is None:
-            members = source.members(args)
-        return cls(members, overrides, contexts if contexts is not None else chosen_members(args, members, source.KIND),
-                   parallel_of(args))
+        return cls(source, members, (overrides or Overrides())._replace(context=None),
+                   chosen_members(contexts, members, source.KIND), parallel)
+
+    def reach(self, member: str) -> str | None:
+        """The flags by which a single-cluster command reaches this member (`--context NAME`), for the commands
+        a message suggests; None where none does (an inventory's member)."""
+        return self.members.single_cluster_flags(member)
 
     def new_deadline(self, seconds: float | None = None, context: str = "") -> Deadline:
         """A deadline of its own for one cluster: `seconds`, else --request-timeout, else the command's 30 s.
@@ -155,22 +194,25 @@ class Fleet:
         return kube.KubeSession(settings, deadline)
 
     def run(self, work: Callable[[Turn], T], contexts: Sequence[str] | None = None,
-            seconds: Callable[[str], float | None] | None = None) -> list[Outcome[T]]:
+            seconds: Callable[[str], float | None] | None = None, *,
+            interruption: Interruption | None = None) -> list[Outcome[T]]:
         """`work` once per context, `parallel` at a time; the outcomes in the contexts' order."""
-        outcomes = [event for event in self.events(work, contexts, seconds) if isinstance(event, Outcome)]
+        outcomes = [event for event in self.events(work, contexts, seconds, interruption=interruption)
+                    if isinstance(event, Outcome)]
         order = {name: i for i, name in enumerate(contexts if contexts is not None else self.contexts)}
         return sorted(outcomes, key=lambda o: order[o.context])
 
     def events(self, work: Callable[[Turn], T], contexts: Sequence[str] | None = None,
-               seconds: Callable[[str], float | None] | None = None) -> Iterator[Outcome[T] | Note]:
+               seconds: Callable[[str], float | None] | None = None, *,
+               interruption: Interruption | None = None) -> Iterator[Outcome[T] | Note]:
         """Each cluster's notes and outcome, as they happen (outcomes in the order clusters finish).
 
         A cluster's deadline starts with its turn; `seconds(context)` gives it (None: the command's).
-        Interrupted (see the module's doc), every cluster still gets its outcome.
+        Interrupted (`interruption` requested: see the module's doc), every cluster still gets its outcome.
         """
-        from aicr_core.framework import interruption
+        from aicr_core.framework.interruption import POLL_SECONDS
 
-        stop = interruption.current()
+        stop = interruption
         self.new_deadline()  # a bad AICR_DEADLINE_SECONDS is [USAGE] here, before any cluster's turn
         jobs = [_Job(name, work, seconds(name) if seconds else None)
                 for name in (contexts if contexts is not None else self.contexts)]
@@ -217,7 +259,7 @@ class Fleet:
         for _ in range(min(self.parallel, len(jobs))):
             start_worker()
         left = len(jobs)
-        longest_wait = 0.5 if stop is None else interruption.POLL_SECONDS
+        longest_wait = 0.5 if stop is None else POLL_SECONDS
         while left:
             if stop is not None and stop.requested:
                 for outcome in self._left_at_a_signal(stop, pending, running, guard):

@@ -1,53 +1,41 @@
-"""A fleet read: one command's single-cluster body run per selected cluster, the results gathered into one document.
+"""A fleet read: one function of a cluster's `Turn` run per selected cluster, each cluster's value or error.
 
-A fleet variant never reimplements a command: it runs the command's own single-cluster body
-per cluster (`AicrCommand.take_action_on(args, session)`), passing that cluster's session
-explicitly, and turns the per-cluster results into one document (items with `context`,
-`errors`). The writes across clusters are `plan_write`'s and `wave_runner`'s.
+A fleet read never reimplements a single-cluster read: it runs that read per cluster on the
+cluster's own session (a command line runs the command's own single-cluster body,
+`AicrCommand.take_action_on(args, session)`: aicr_core.fleet.flags; a dashboard its read model's
+functions) and hands back one `Outcome` per cluster, in the members' order. Gathering them into
+one document (items with `context`, `errors`) is the caller's: the command line's is in `flags`.
+The writes across clusters are `plan_write`'s and `wave_runner`'s.
 
 Imported only where a fleet runs (it imports the fan-out).
 """
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from aicr_core.errors import AicrError, Code
-from aicr_core.fleet.fan_out import Fleet, Outcome, Turn
-from aicr_core.fleet.selection import fleet_flags
-from aicr_core.framework.result import Result
+from aicr_core.errors import AicrError
+from aicr_core.fleet.fan_out import Fleet, Outcome, Turn, errored, tallied
 
 if TYPE_CHECKING:
-    from aicr_core.framework.command import AicrCommand
+    from aicr_core.fleet.fan_out import Tally
+    from aicr_core.framework.interruption import Interruption
+
+T = TypeVar("T")
 
 
+def read(fleet: Fleet, work: Callable[[Turn], T], *, interruption: Interruption | None = None,
+         progress: Callable[[Tally], None] | None = None) -> list[Outcome[T]]:
+    """`work` on each chosen cluster of `fleet`, `fleet.parallel` at a time: the outcomes in the members' order.
 
-class _ClusterApp:
-    """What a command may use of the app, for one cluster's run: its warnings are kept for that cluster."""
-
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-
-    def warn(self, message: str) -> None:
-        self.warnings.append(message)
-
-
-def cluster_args(args: argparse.Namespace, turn: Turn, **changes: Any) -> argparse.Namespace:
-    """The arguments of one cluster's command: no fleet flags (each as when not given), its context."""
-    single = {dest: off for dest, _flag, off in fleet_flags()}
-    return argparse.Namespace(**{**vars(args), **single, "context": turn.context, **changes})
-
-
-def run_single(command: AicrCommand, args: argparse.Namespace, turn: Turn, **changes: Any) -> Result:
-    """The command's single-cluster body on this cluster's session; its warnings prefixed with the context."""
-    app = _ClusterApp()
-    one = type(command)(app, None)  # type: ignore[arg-type]  # no cmd_name: the fleet's hooks ran once already
-    result = one.take_action_on(cluster_args(args, turn, **changes), turn.session)
-    if not isinstance(result, Result):
-        raise AicrError(Code.INTERNAL, f"{type(command).__name__} returned no Result across clusters")
-    warnings = tuple(f"context {turn.context}: {w}" for w in (*app.warnings, *result.warnings))
-    return Result(result.kind, result.data, result.exit_code, result.names, warnings)
+    `progress` is told how far the read has got (`Tally`), on this thread, after each cluster; once
+    `interruption` is requested no turn begins and every cluster left is INTERRUPTED.
+    """
+    order = {name: i for i, name in enumerate(fleet.contexts)}
+    outcomes = [event for event in tallied(fleet.events(work, interruption=interruption), len(fleet.contexts),
+                                           progress, errored)
+                if isinstance(event, Outcome)]
+    return sorted(outcomes, key=lambda outcome: order[outcome.context])
 
 
 def one_line(err: AicrError, context: str = "") -> str:
@@ -61,64 +49,7 @@ def one_line(err: AicrError, context: str = "") -> str:
 
 
 def error_entry(outcome: Outcome[Any]) -> dict[str, Any]:
+    """A failed cluster as a document's `errors` entry: its context, code and message."""
     assert outcome.error is not None
     return {"context": outcome.context, "code": str(outcome.error.code),
             "message": one_line(outcome.error, outcome.context)}
-
-
-def report_errors(command: AicrCommand, outcomes: list[Outcome[Any]]) -> None:
-    """`error: [CODE] context NAME: message` on stderr for each cluster that failed (the app's error line)."""
-    for outcome in outcomes:
-        if outcome.error is not None:  # one line a cluster: detail lines joined into it
-            command.app.print_error(AicrError(outcome.error.code, f"context {outcome.context}: "
-                                              f"{one_line(outcome.error, outcome.context)}"))
-
-
-def read(command: AicrCommand, args: argparse.Namespace,
-         single: Callable[[Turn], Result] | None = None) -> list[Outcome[Result]]:
-    """The command run per selected cluster (`single`, else its take_action_on as is). SIGTERM stops it as
-    Ctrl-C does, `error: [INTERRUPTED]` (exit 143; aicr_core.framework.interruption.Terminated)."""
-    from aicr_core.framework.interruption import terminated_as_interrupted
-
-    with terminated_as_interrupted():
-        return Fleet.from_args(args).run(single or (lambda turn: run_single(command, args, turn)))
-
-
-def gathered(command: AicrCommand, outcomes: list[Outcome[Result]], kind: str, *,
-             items_of: Callable[[str, Result], list[dict[str, Any]]]) -> Result:
-    """One document of every cluster's items (each with `context`), `errors`, and the clusters `read` (each
-    that answered, in order: with no item, "none there" is then an answer); exit 1 when any failed."""
-    report_errors(command, outcomes)
-    items: list[dict[str, Any]] = []
-    names: list[str] = []
-    warnings: list[str] = []
-    failed = False
-    for outcome in outcomes:
-        if outcome.value is None:
-            failed = True
-            continue
-        items += items_of(outcome.context, outcome.value)
-        names += [f"{outcome.context}/{name}" for name in outcome.value.names]
-        warnings += outcome.value.warnings
-        failed = failed or outcome.value.exit_code != 0
-    errors = [error_entry(o) for o in outcomes if o.error is not None]
-    read_ones = [o.context for o in outcomes if o.value is not None]
-    return Result(kind, {"items": items, "errors": errors, "read": read_ones}, 1 if failed else 0, tuple(names),
-                  tuple(warnings))
-
-
-def read_across(command: AicrCommand, args: argparse.Namespace, kind: str, *,
-                items_of: Callable[[str, Result], list[dict[str, Any]]],
-                single: Callable[[Turn], Result] | None = None) -> Result:
-    """A fleet read in one call: the command run per selected cluster, gathered into one `kind` document."""
-    return gathered(command, read(command, args, single), kind, items_of=items_of)
-
-
-def each_item(context: str, result: Result) -> list[dict[str, Any]]:
-    """list: the cluster's items, each with its context first."""
-    return [{"context": context, **item} for item in result.data.get("items") or []]
-
-
-def whole_document(context: str, result: Result) -> list[dict[str, Any]]:
-    """version, policy check: the cluster's usual document (kind included), with its context."""
-    return [{"kind": result.kind, "context": context, **result.data}]

@@ -1,45 +1,66 @@
 """The fleet's sources: where the members of one command across clusters come from, chosen once.
 
-A source is one module of this package (named in `SOURCES`), with:
+A source is one module of this package (named in `SOURCES`) holding these names (`Source` below):
 
-- `FLAGS` and `add_flags(parser)`: its own flags (dest, flag name, the value when not given), added to
-  every command that may run across clusters;
+- `FLAGS`: its own flags, as data (`Flag`: the key of its value, the flag, its value when not given,
+  its help, and optionally a metavar and a completer), and `GROUP`, the title they are listed under;
+  every command that may run across clusters takes them. It never touches argparse: only
+  `aicr_core.fleet.flags` turns flags into argparse flags and parsed flags back into a mapping.
 - `KIND` and `LABELLED`: what a member is called in messages ("context", "ClusterProfile"), and
   whether members carry labels (a waves file's `selector` needs them);
-- `given(args)`: whether the flags choose this source; `flag(args)`: the flag that did, for messages;
 - `HUB_CONTEXT` and `DECIDES`: whether `--context` names the hub the members are read from (else it
   is refused, since it chooses one cluster), and what decides a member's connection, in words;
-- `check_flags(args)`: its own [USAGE] rules, before any call (run for every source, so that a
-  flag of a source not chosen is refused);
-- `members(args)`: the `Members` (its names in order, their labels, `among` for messages,
+- `given(values)`: whether the values choose this source; `flag(values)`: the flag that did, for
+  messages; `check_flags(values)`: its own [USAGE] rules, before any call (run for every source,
+  so that a flag of a source not chosen is refused);
+- `members(values)`: the `Members` (its names in order, their labels, `among` for messages,
   `server(member)`: the HOST:PORT a fleet write shows and compares, None where the user wrote the
-  servers, and `connect(member, overrides, deadline)` for a member's session, in its turn); reading
-  them may be a call;
-- `complete(parsed_args)`: the member names for TAB, within completion's budget;
-- `single_cluster_flags(member)`: the flags by which a single-cluster command (`describe`, `whoami`)
-  reaches that member alone, quoted for a shell (`--context NAME`), or None where none does; the
-  commands a fleet's messages suggest carry them.
+  servers, `connect(member, overrides, deadline)` for a member's session, in its turn, and
+  `single_cluster_flags(member)`: the flags by which a single-cluster command (`describe`,
+  `whoami`) reaches that member alone, quoted for a shell (`--context NAME`), or None where none
+  does, which the commands a fleet's messages suggest carry); reading them may be a call;
+- `complete(values, seconds)`: the member names for TAB, within `seconds` of API time.
+
+`values` is a plain mapping: every source's flags by their `name` (each at its default when not
+given), and the fleet's common values: `kubeconfig` (the --kubeconfig path or None), `context` (the
+hub of a HUB_CONTEXT source, or None), `overrides` (the command's connection overrides, an
+`Overrides`: the hub is reached with them), `contexts` and `all_contexts` (the selection's flags),
+`waves` (the waves file's path or None). A program that is no command line builds it itself.
 
 The first source whose `given` holds is the fleet's; the kubeconfig's contexts are last, the
 default. Adding a source (Cluster API secrets, Rancher) is a module like `profile_source` and its
-name here; nothing else branches on a source.
+name here; nothing else branches on a source (docs/architecture.md, "Adding a fleet source").
 
 Imported where a command's fleet flags are added or checked and where a fleet runs: light (the
 Protocols are for type checkers only), and so are the source modules at their top.
 """
-from __future__ import annotations
-
-import argparse
-from collections.abc import Mapping, Sequence
+# Annotations evaluated (no `from __future__ import annotations`): a NamedTuple's string annotations are
+# each compiled when it is defined (typing.ForwardRef), which every command parser would pay.
+from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from aicr_core.session.connection_flags import Overrides
     from aicr_core.session.deadline import Deadline
     from aicr_core.session.kube import KubeSession
 
-SOURCES = ("aicr_core.fleet.profile_source", "aicr_core.fleet.context_source")  # the default last
+SOURCES = ["aicr_core.fleet.profile_source", "aicr_core.fleet.context_source"]  # the default last
+
+
+class Flag(NamedTuple):
+    """One flag of a source, as data. `default` is its value when not given; False makes it a switch
+    (it takes no value). `complete(prefix, values, seconds)` gives its TAB candidates ("word" or
+    "word<TAB>description"), within `seconds` of API time."""
+
+    name: str
+    flag: str
+    default: Any
+    help: str
+    metavar: str | None = None
+    complete: Callable[[str, Mapping[str, Any], float], list[str]] | None = None
 
 
 if TYPE_CHECKING:
@@ -60,36 +81,35 @@ if TYPE_CHECKING:
 
         def connect(self, member: str, overrides: Overrides, deadline: Deadline) -> KubeSession: ...
 
+        def single_cluster_flags(self, member: str) -> str | None: ...
+
     class Source(Protocol):
         """What a source module holds (the module's doc above)."""
 
-        FLAGS: tuple[tuple[str, str, Any], ...]
+        FLAGS: tuple[Flag, ...]
+        GROUP: str
         KIND: str
         LABELLED: bool
         HUB_CONTEXT: bool
         DECIDES: str
 
-        def add_flags(self, parser: argparse.ArgumentParser) -> None: ...
+        def given(self, values: Mapping[str, Any]) -> bool: ...
 
-        def given(self, args: argparse.Namespace) -> bool: ...
+        def flag(self, values: Mapping[str, Any]) -> str: ...
 
-        def flag(self, args: argparse.Namespace) -> str: ...
+        def check_flags(self, values: Mapping[str, Any]) -> None: ...
 
-        def check_flags(self, args: argparse.Namespace) -> None: ...
+        def members(self, values: Mapping[str, Any]) -> Members: ...
 
-        def members(self, args: argparse.Namespace) -> Members: ...
-
-        def complete(self, parsed_args: argparse.Namespace) -> list[str]: ...
-
-        def single_cluster_flags(self, member: str) -> str | None: ...
+        def complete(self, values: Mapping[str, Any], seconds: float) -> list[str]: ...
 
 
-def every() -> Sequence[Source]:
+def every() -> "Sequence[Source]":
     """Every source, the default last."""
     return [cast("Source", import_module(name)) for name in SOURCES]
 
 
-def chosen(args: argparse.Namespace) -> Source:
-    """The one source the flags choose (the kubeconfig's contexts unless another's flag is given)."""
+def chosen(values: Mapping[str, Any]) -> "Source":
+    """The one source the values choose (the kubeconfig's contexts unless another's flag is given)."""
     sources = every()
-    return next((source for source in sources if source.given(args)), sources[-1])
+    return next((source for source in sources if source.given(values)), sources[-1])

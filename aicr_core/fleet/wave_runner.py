@@ -8,36 +8,53 @@ approval in any later wave; so does a wave whose clusters were all skipped (it p
 unless the file marks it `optional`. Running it again resumes: a cluster whose newest rollout to
 the plan Succeeded is done, one already approved is followed, not approved again.
 
-Progress goes to stderr as it happens (the stream's Progress lines); the summary (FleetWrite,
-each item with `wave`) is the stream's last result, and its exit code the command's: 0, 1 when
-any cluster failed or the fleet stopped, 130 on Ctrl-C and 143 on SIGTERM (what was approved
+Called with values (`approve_in_waves`): a `Fleet` of the waves' members, their assignment to the
+waves, the one approval request (built once: aicr_core.domain.write_flags), the plan's digest, the
+`Interruption` handed in, a callback that confirms and one that reports progress (`Tally`, with the
+wave's name). It yields its events as they happen (`WaveLine`: a line of progress, or a warning)
+and, last, its items (`FleetWritten`, each item with `wave`), whose exit code is the command's: 0,
+1 when any cluster failed or the fleet stopped, 130 on Ctrl-C and 143 on SIGTERM (what was approved
 stays approved). A signal stops the waiting at once, but a write already sent finishes
-(aicr_core.framework.interruption; the fan-out keeps that rule).
+(aicr_core.framework.interruption; the fan-out keeps that rule). The command line's side (the
+stream, the terminal's prompt) is aicr_core.fleet.flags'.
 """
 from __future__ import annotations
 
-import argparse
 import signal
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from aicr_core import clock
 from aicr_core.domain.actions import APPROVE
-from aicr_core.errors import EXIT_INTERRUPTED, AicrError, Code
+from aicr_core.errors import AicrError, Code
 from aicr_core.fleet import fan_out, plan_write
 from aicr_core.fleet.fan_out import Turn
 from aicr_core.fleet.gathering import one_line
-from aicr_core.fleet.plan_write import ALREADY_APPROVED, FAILED, INTERRUPTED, SKIPPED, item
-from aicr_core.framework import interruption
-from aicr_core.framework.result import Progress, Result, Stream
+from aicr_core.fleet.write_items import (
+    ALREADY_APPROVED,
+    FAILED,
+    INTERRUPTED,
+    REFUSED,
+    SKIPPED,
+    Confirmation,
+    FleetWritten,
+    item,
+    no_open_rollout,
+    outcome_item,
+    refusal_item,
+    shared_clusters,
+    with_server,
+)
+from aicr_core.framework.interruption import POLL_SECONDS, Interruption
 
 if TYPE_CHECKING:
     from aicr_core.domain import operator_api as api
+    from aicr_core.domain.rollout_write import WriteRequest
+    from aicr_core.fleet.fan_out import Tally
     from aicr_core.fleet.waves_file import Wave, Waves
-    from aicr_core.framework.command import AicrCommand
 
 SUCCEEDED, NOT_STARTED = "succeeded", "not-started"
 # Why a wave whose clusters were all skipped stops the fleet (unless the file marks it optional).
@@ -47,20 +64,32 @@ OPTIONAL_HINT = " (none had a rollout to the plan to approve, follow or see succ
 PAST_DEADLINE = timedelta(minutes=1)  # how long past its spec.deadline a rollout is followed
 
 
-def approve_in_waves(command: AicrCommand, args: argparse.Namespace) -> Stream:
-    """Everything that can be refused is refused here, before any call; the waves run as the stream is read."""
-    from aicr_core.fleet import sources, waves_file
+class WaveLine(NamedTuple):
+    """An event of the waves, as it happens: a line of progress (with its time), or a warning (`warning`)."""
 
-    plan = waves_file.load(args.waves)
-    source = sources.chosen(args)
-    waves_file.check_selectors(plan, source.LABELLED, args.waves)
-    plan_write.check_inputs(args, APPROVE)
-    plan_write.check_confirmation(args, APPROVE)
-    members = source.members(args)  # a hub is read here (a call): after every check that needs none
-    assignment = waves_file.assign(plan, members.names, members.labels, kind=source.KIND, among=members.among)
-    contexts = [context for _, members_of_wave in assignment for context in members_of_wave]
-    run = _Run(command, args, plan, assignment, fan_out.Fleet.from_args(args, contexts, members))
-    return Stream(run.events())
+    text: str
+    warning: bool = False
+
+
+WaveEvent = Union[WaveLine, FleetWritten]
+
+
+def approve_in_waves(fleet: fan_out.Fleet, plan: Waves, assignment: list[tuple[Wave, list[str]]],
+                     request: WriteRequest, digest: str, *, confirm: Callable[[Confirmation], bool],
+                     ask: bool = True, interruption: Interruption | None = None,
+                     progress: Callable[[Tally], None] | None = None) -> Iterator[WaveEvent]:
+    """The waves of `plan` (their members: `assignment`, aicr_core.fleet.waves_file.assign), run as the
+    iterator is read: each event as it happens, then the items (`FleetWritten`, last).
+
+    `fleet` holds the waves' members in the assignment's order; `request` is the approval (a dry run:
+    each wave's state, the first wave's approvals tried, nothing written). With `ask` (and no dry run),
+    each cluster's state is listed first and `confirm` asked (`Confirmation`, its question); False
+    writes nothing ([USAGE] "not confirmed"). `interruption` (a new one when None) stops the waves as a
+    signal does; `progress` is told how far each step of a wave has got (`Tally` with the wave's name).
+    """
+    run = _Run(fleet, plan, assignment, request, digest, confirm, ask, progress,
+               interruption or Interruption())
+    return run.events()
 
 
 @dataclass
@@ -74,33 +103,33 @@ class _Start:
 
 @dataclass
 class _Run:
-    command: AicrCommand
-    args: argparse.Namespace
+    selection: fan_out.Fleet
     plan: Waves
     assignment: list[tuple[Wave, list[str]]]
-    selection: fan_out.Fleet
+    request: WriteRequest
+    digest: str
+    confirm: Callable[[Confirmation], bool]
+    ask: bool
+    report: Callable[[Tally], None] | None  # the progress callback
+    stop: Interruption
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    stop: interruption.Interruption = field(default_factory=interruption.Interruption)
     servers: dict[str, str | None] = field(default_factory=dict)  # an inventory member's HOST:PORT
 
     @property
     def dry(self) -> bool:
-        return plan_write.dry_run(self.args) != "none"
+        return self.request.dry_run != "none"
 
-    def events(self) -> Iterator[Union[Result, Progress]]:
-        with interruption.deferred() as self.stop:  # a signal is recorded; the waves stop at their next step
-            yield from self.waves()
-
-    def waves(self) -> Iterator[Union[Result, Progress]]:
+    def events(self) -> Iterator[WaveEvent]:
         for wave, members in self.assignment:
             for context in members:
                 self.items[context] = {**item(context, NOT_STARTED), "wave": wave.name}
-        stopped, exit_code = False, 0
+        stopped = False
         self.servers = {member: self.selection.members.server(member) for member in self.selection.contexts}
-        plan_write.warn_shared(self.command, self.servers)
+        for warning in shared_clusters(self.servers):
+            yield WaveLine(warning, warning=True)
         try:
-            if self.dry or (not self.args.yes and plan_write.interactive()):
+            if self.dry or self.ask:
                 yield from self.survey()
                 confirmed = self.dry or self.stop.requested or self.confirmed()
                 if not confirmed and not self.stop.requested:  # a signal at the prompt: the summary, not USAGE
@@ -121,23 +150,14 @@ class _Run:
                 if self.dry:
                     break
         except KeyboardInterrupt:  # no signal taken over (off the main thread), or a third one
-            self.stop.signals.append(signal.SIGINT)
+            self.stop.request(signal.SIGINT)
         if self.stop.requested:
-            for entry in self.items.values():
-                if entry["result"] == "started":
-                    entry["result"] = INTERRUPTED
             yield self.progress(f"interrupted ({self.stop.name}): the waves stop here; approvals already written stay")
-            exit_code = self.stop.exit_code or EXIT_INTERRUPTED
         for entry in self.items.values():
             if entry["result"] == "started":
                 entry["result"] = INTERRUPTED
-        ordered = [plan_write.with_server(self.items[context], self.selection) for context in self.selection.contexts]
-        result = plan_write.fleet_result(self.command, ordered, self.warnings, stopped=stopped)
-        if exit_code:
-            result = Result(result.kind, result.data, exit_code, result.names, result.warnings)
-        elif any(i["result"] == FAILED for i in ordered):
-            result = Result(result.kind, result.data, 1, result.names, result.warnings)
-        yield result
+        ordered = [with_server(self.items[context], self.selection) for context in self.selection.contexts]
+        yield FleetWritten(ordered, self.warnings, stopped=stopped, interruption=self.stop)
 
     def stops_after(self, wave: Wave, members: list[str], failures: int) -> str:
         """Why the fleet stops after this wave; empty: it goes on."""
@@ -159,16 +179,23 @@ class _Run:
             if entry["result"] == NOT_STARTED:
                 entry["message"] = f"not started: the fleet stopped at wave {wave.name}: {why}"
 
-    def progress(self, message: str) -> Progress:
-        return Progress(f"{clock.now():%H:%M:%S} {message}")
+    def progress(self, message: str) -> WaveLine:
+        return WaveLine(f"{clock.now():%H:%M:%S} {message}")
+
+    def counted(self, events: Iterator[Any], members: list[str], wave: Wave,
+                failed: Callable[[fan_out.Outcome[Any]], bool] = fan_out.errored) -> Iterator[Any]:
+        """A step's events, with the progress callback told how far the wave's clusters have got."""
+        return fan_out.tallied(events, len(members), self.report, failed, wave.name)
 
     # -- before the first wave: each cluster's state (dry run, or to ask) -----------------------------
-    def survey(self) -> Iterator[Progress]:
+    def survey(self) -> Iterator[WaveLine]:
         for wave, members in self.assignment:
             if self.stop.requested:
                 return
             yield self.progress(f"wave {wave.name}: {', '.join(self.named(m) for m in members)}")
-            for outcome in self.selection.run(lambda turn: plan_write.pick(turn, self.args.plan), members):
+            picks = self.counted(self.selection.events(lambda turn: plan_write.pick(turn, self.digest), members,
+                                                       interruption=self.stop), members, wave)
+            for outcome in plan_write.sorted_outcomes(self.selection, picks):
                 if outcome.error is not None and outcome.error.code == Code.INTERRUPTED:
                     continue  # left at a signal: still not started
                 state = (f"[{outcome.error.code}] {outcome.error.message}" if outcome.error is not None
@@ -189,25 +216,25 @@ class _Run:
 
     def confirmed(self) -> bool:
         clusters = sum(len(members) for _, members in self.assignment)
-        return plan_write.confirm(self.command, f"{APPROVE.title} the rollouts of plan {self.args.plan} in "
-                                                  f"{clusters} clusters, wave by wave ({len(self.assignment)} waves)?",
-                                    self.stop)
+        return self.confirm(Confirmation([], [], f"{APPROVE.title} the rollouts of plan {self.digest} in "
+                                                 f"{clusters} clusters, wave by wave ({len(self.assignment)} waves)?"))
 
     # -- one wave -------------------------------------------------------------------------------------
-    def one_wave(self, wave: Wave, members: list[str]) -> Generator[Progress, None, int]:  # returns its failures
+    def one_wave(self, wave: Wave, members: list[str]) -> Generator[WaveLine, None, int]:  # returns its failures
         yield self.progress(f"wave {wave.name}: started ({len(members)} cluster{'s' * (len(members) != 1)}: "
                             f"{', '.join(members)})")
         for context in members:
             self.items[context]["result"] = "started"
         followed: dict[str, api.Rollout] = {}
-        for event in self.selection.events(lambda turn: self.start(turn), members):
+        started = self.selection.events(lambda turn: self.start(turn), members, interruption=self.stop)
+        for event in self.counted(started, members, wave, started_badly):
             if isinstance(event, fan_out.Note):
                 yield self.progress(f"wave {wave.name}: {event.context}: {event.message}")
                 continue
             if event.value is None:
                 assert event.error is not None
                 if event.error.code == Code.INTERRUPTED:  # left at a signal: interrupted, or its write unanswered
-                    entry = plan_write.outcome_item(event, None, plan_write.reach_of(self.args, event.context))
+                    entry = outcome_item(event, None, self.selection.reach(event.context))
                     self.settle(event.context, entry["result"], None, entry["code"], entry["message"])
                     if entry["result"] == INTERRUPTED:
                         continue
@@ -237,29 +264,27 @@ class _Run:
 
     def start(self, turn: Turn) -> _Start:
         """The cluster's newest rollout to the plan decides: done, failed, skipped, follow, or approve now."""
-        found = plan_write.pick(turn, self.args.plan)
+        found = plan_write.pick(turn, self.digest)
         rollout = found.open
         if rollout is None:
             if not found.rollouts:
-                return _Start(item(turn.context, SKIPPED, message=plan_write.no_open_rollout(self.args.plan)))
+                return _Start(item(turn.context, SKIPPED, message=no_open_rollout(self.digest)))
             newest = found.rollouts[0]
             if newest.outcome == "Succeeded":
                 return _Start(item(turn.context, SUCCEEDED, newest.name, None, f"{newest.name} ended Succeeded"))
             return _Start(item(turn.context, FAILED, newest.name, None,
                                f"{newest.name} ended {newest.outcome or 'with no outcome'} and no newer attempt "
                                "is open (the operator retries with a new rollout)"))
-        refusal = plan_write.would_refuse(APPROVE, self.args, rollout)
+        refusal = plan_write.would_refuse(self.request, rollout)
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED and self.dry:
-            return _Start(plan_write.refusal_item(turn.context, rollout.name, refusal,
-                                                  reach=plan_write.reach_of(self.args, turn.context)))
+            return _Start(refusal_item(turn.context, rollout.name, refusal, reach=self.selection.reach(turn.context)))
         if refusal is not None and refusal.code == Code.ALREADY_APPROVED:
             turn.note(f"{rollout.name} already approved: following it")
             return _Start(item(turn.context, "started", rollout.name, None, refusal.message), follow=rollout)
         if refusal is not None:
-            entry = plan_write.refusal_item(turn.context, rollout.name, refusal,
-                                            reach=plan_write.reach_of(self.args, turn.context))
+            entry = refusal_item(turn.context, rollout.name, refusal, reach=self.selection.reach(turn.context))
             return _Start(entry if entry["result"] == SKIPPED else {**entry, "result": FAILED})
-        entry, warnings = plan_write.write_one(self.command, self.args, APPROVE, turn, rollout.name)
+        entry, warnings = plan_write.write_one(turn, self.request, rollout.name, self.selection.reach(turn.context))
         if entry["result"] == INTERRUPTED:  # a signal came first: its write was not sent
             return _Start(entry, warnings=warnings)
         if self.dry:
@@ -279,15 +304,16 @@ class _Run:
             entry["rollout"] = rollout
 
     # -- following, soaking, Ready --------------------------------------------------------------------
-    def follow(self, wave: Wave, followed: dict[str, api.Rollout]) -> Iterator[Progress]:
+    def follow(self, wave: Wave, followed: dict[str, api.Rollout]) -> Iterator[WaveLine]:
         def seconds(context: str) -> float | None:
             deadline = followed[context].deadline
             if deadline is None:
                 return float("inf")
             return max(0.001, (deadline + PAST_DEADLINE - clock.now()).total_seconds())
 
-        for event in self.selection.events(lambda turn: follow_rollout(turn, followed[turn.context]),
-                                           list(followed), seconds):
+        following = self.selection.events(lambda turn: follow_rollout(turn, followed[turn.context]),
+                                          list(followed), seconds, interruption=self.stop)
+        for event in self.counted(following, list(followed), wave, followed_badly):
             if isinstance(event, fan_out.Note):
                 yield self.progress(f"wave {wave.name}: {event.context}: {event.message}")
                 continue
@@ -305,18 +331,20 @@ class _Run:
             if event.value != "Succeeded":
                 self.settle(event.context, FAILED, name, None, f"{name} ended {event.value}")
 
-    def soak(self, wave: Wave) -> Iterator[Progress]:
+    def soak(self, wave: Wave) -> Iterator[WaveLine]:
         if self.plan.soak_seconds <= 0:
             return
         yield self.progress(f"wave {wave.name}: soak started ({self.plan.soak_text})")
         ends = time.monotonic() + self.plan.soak_seconds
         while not self.stop.requested and (left := ends - time.monotonic()) > 0:
-            time.sleep(min(left, interruption.POLL_SECONDS))  # a signal is only recorded: look at it often
+            time.sleep(min(left, POLL_SECONDS))  # a signal is only recorded: look at it often
         if not self.stop.requested:
             yield self.progress(f"wave {wave.name}: soak done")
 
-    def ready(self, wave: Wave, contexts: list[str]) -> Iterator[Progress]:
-        for outcome in self.selection.run(runtime_ready, contexts):
+    def ready(self, wave: Wave, contexts: list[str]) -> Iterator[WaveLine]:
+        checks = self.counted(self.selection.events(runtime_ready, contexts, interruption=self.stop), contexts, wave,
+                              not_ready)
+        for outcome in plan_write.sorted_outcomes(self.selection, checks):
             name = self.items[outcome.context].get("rollout")
             if outcome.error is not None and outcome.error.code == Code.INTERRUPTED:
                 continue  # left at a signal: interrupted in the summary
@@ -330,6 +358,19 @@ class _Run:
                 self.settle(outcome.context, SUCCEEDED, None, None, f"{name} ended Succeeded; ClusterRuntime Ready")
                 continue
             yield self.progress(f"wave {wave.name}: {outcome.context}: failed: {why}")
+
+
+def started_badly(outcome: fan_out.Outcome[_Start]) -> bool:
+    """A wave's start that failed, for the progress: an error, or a cluster refused or failed."""
+    return outcome.value is None or outcome.value.item["result"] in (REFUSED, FAILED)
+
+
+def followed_badly(outcome: fan_out.Outcome[str]) -> bool:
+    return outcome.value != "Succeeded"
+
+
+def not_ready(outcome: fan_out.Outcome[str]) -> bool:
+    return outcome.value != ""
 
 
 def follow_rollout(turn: Turn, rollout: api.Rollout) -> str:

@@ -1,5 +1,10 @@
 """SIGINT and SIGTERM while a fleet write winds down: the first asks it to stop, the second to stop at once.
 
+An `Interruption` is a value of one operation: a fleet write is handed its own (as each cluster's
+work is handed its `Turn`), and asks it, never a module's state; two writes at once, on two
+threads, each see only theirs. A program that is no command line makes one and `request()`s it
+(a person pressed Cancel); the command line gets one from `deferred()`, which takes the signals over.
+
 A single-cluster command ends at a signal as launch.py and app.py arrange it: Ctrl-C is
 `error: [INTERRUPTED] interrupted` (exit 130), SIGTERM exits 143 (during a fleet read, inside
 `terminated_as_interrupted()`, it is said as Ctrl-C is: `Terminated`). A fleet write cannot end so:
@@ -72,6 +77,11 @@ class Interruption:
         self._previous: dict[int, Any] = {}
         self._prompting = False
 
+    def request(self, signum: int = signal.SIGINT) -> None:
+        """Ask the operation to stop, as that signal would (called again: to stop at once). Safe from any
+        thread: it only appends to a list."""
+        self.signals.append(signum)
+
     @property
     def requested(self) -> bool:
         """A first signal came: begin nothing new, send no new write."""
@@ -135,33 +145,20 @@ class Interruption:
         self._previous.clear()
 
 
-_current: Interruption | None = None
-
-
-def current() -> Interruption | None:
-    """The interruption of the `deferred()` block being run, if any (the fan-out asks)."""
-    return _current
-
-
 @contextmanager
 def deferred() -> Iterator[Interruption]:
-    """SIGINT and SIGTERM recorded, not raised, inside the block (see the module's doc); nested: the outer one.
+    """A new Interruption that SIGINT and SIGTERM request inside the block, instead of raising (see the
+    module's doc); the operation run inside is handed it.
 
-    Off the main thread (no signal is delivered there) nothing is taken over. When a signal came,
-    the handler stays in place after the block, while the command prints its result: a second
-    signal then changes nothing, a third ends the command the usual way.
+    Off the main thread (no signal is delivered there) nothing is taken over: it is requested only by
+    `request()`. When a signal came, the handler stays in place after the block, while the command
+    prints its result: a second signal then changes nothing, a third ends the command the usual way.
     """
-    global _current
-    if _current is not None:
-        yield _current
-        return
     stop = Interruption()
     if threading.current_thread() is threading.main_thread():
         stop._take_over()
-    _current = stop
     try:
         yield stop
     finally:
-        _current = None
         if not stop.requested:
             stop._restore()

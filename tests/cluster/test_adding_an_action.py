@@ -27,6 +27,7 @@ from aicr_core.domain.action_rules import ActionRules
 from aicr_core.domain.actions import ACTIONS, Action
 from aicr_core.domain.hookspecs import Violation, hookimpl, hookspec
 from aicr_core.domain.rollout_write import WriteRequest, write
+from aicr_core.domain.write_flags import write_request
 from aicr_core.errors import AicrError, Code
 from aicr_core.fleet import plan_write as _fleet_write
 from aicr_core.fleet.fan_out import Turn
@@ -166,7 +167,7 @@ def test_the_fleet_writes_a_new_action_per_cluster(plane: testbed.ControlPlane, 
     # The per-cluster write alone, as the waves call it: the policy's refusal is that cluster's result word.
     turn = Turn("alice", kube.connect(str(plane.kubeconfig_for("alice")), None), lambda _: None)
     shouted = command.get_parser("kubectl aicr comment").parse_args([name, "--reason", "SHOUTED"])
-    entry, _warnings = _fleet_write.write_one(command, shouted, COMMENT, turn, name)
+    entry, _warnings = _fleet_write.write_one(turn, write_request(vars(shouted), COMMENT), name)
     compare((entry["result"], entry["code"]), expected=("refused", "POLICY_DENIED"))
 
 

@@ -360,7 +360,7 @@ def test_a_server_is_shown_as_its_host_and_port(server: str, shown: str) -> None
 
 
 def test_one_warning_a_shared_server_or_runtime_and_none_for_contexts() -> None:
-    from aicr_core.fleet.plan_write import shared_clusters
+    from aicr_core.fleet.write_items import shared_clusters
 
     servers = {"f/lab-1": "prod:443", "f/prod": "prod:443", "f/eu": "eu:443", "f/ap": "ap:443"}
     runtimes = {"f/lab-1": "u-1", "f/prod": "u-1", "f/eu": "u-2", "f/ap": "u-2"}

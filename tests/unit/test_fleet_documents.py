@@ -11,6 +11,7 @@ from aicr_core.domain import operator_api as api
 from aicr_core.domain.rollouts import parse_rollout
 from aicr_core.errors import AicrError, Code
 from aicr_core.fleet import plan_write as _fleet
+from aicr_core.fleet import write_items as _items
 from aicr_renderers.fleet_layouts import fleet_write, per_context
 
 from support.samples import ROLLOUT, TO
@@ -49,15 +50,15 @@ def test_the_open_one_among_ended_attempts_and_attempts_ordered_by_number() -> N
     (Code.KUBECONFIG, "failed"), (Code.UNAUTHORIZED, "failed"), (Code.NOT_FOUND, "failed"),
 ])
 def test_the_single_commands_answers_as_result_words(code: Code, word: str) -> None:
-    entry = _fleet.refusal_item("c", "r", AicrError(code, "why", ["first detail", "second"]), reach="--context c")
+    entry = _items.refusal_item("c", "r", AicrError(code, "why", ["first detail", "second"]), reach="--context c")
     compare(entry, expected={"context": "c", "rollout": "r", "result": word, "code": str(code),
                              "message": "why: first detail; second"})
 
 
 def test_fleet_write_text_is_one_line_a_cluster() -> None:
-    items = [_fleet.item("gpu-lab-1", "approved", "rollout-a-1", None, "approved by alice until T"),
-             _fleet.item("gpu-eu-1", "refused", "rollout-a-1", "POLICY_DENIED", "1 policy violation"),
-             _fleet.item("gpu-down", "failed", None, "UNAVAILABLE", "cannot connect\x1b[31m")]
+    items = [_items.item("gpu-lab-1", "approved", "rollout-a-1", None, "approved by alice until T"),
+             _items.item("gpu-eu-1", "refused", "rollout-a-1", "POLICY_DENIED", "1 policy violation"),
+             _items.item("gpu-down", "failed", None, "UNAVAILABLE", "cannot connect\x1b[31m")]
     lines = fleet_write({"items": items, "errors": []})
     compare(len(lines), expected=3)
     compare([line.split()[:3] for line in lines], expected=[

@@ -13,8 +13,8 @@ import pytest
 from testfixtures import compare
 
 from aicr_core.errors import AicrError, Code, UsageError
+from aicr_core.fleet import context_source, selection
 from aicr_core.fleet import fan_out as fleet
-from aicr_core.fleet import selection
 from aicr_core.fleet import waves_file as waves
 from aicr_core.framework import interruption
 from aicr_core.session.connection_flags import Overrides
@@ -136,7 +136,7 @@ class StandIn(fleet.Fleet):
 
 
 def stand_in(parallel: int, contexts: list[str] | None = None) -> StandIn:
-    return StandIn(None, Overrides(), contexts or NAMES, parallel)
+    return StandIn(context_source, None, Overrides(), contexts or NAMES, parallel)
 
 
 def test_at_most_parallel_clusters_at_once_and_outcomes_in_kubeconfig_order() -> None:
@@ -304,7 +304,7 @@ def test_a_signal_leaves_every_turn_that_sent_no_write_at_once() -> None:
     begun = time.monotonic()
     with interruption.deferred() as stop:
         signals_after(started, signal.SIGTERM)
-        outcomes = SessionStandIn(None, Overrides(), ["a", "b", "c"], 1).run(work)
+        outcomes = SessionStandIn(context_source, None, Overrides(), ["a", "b", "c"], 1).run(work, interruption=stop)
     took = time.monotonic() - begun
     release.set()
     compare([(o.context, o.value, o.error.code if o.error else None, o.write_unanswered) for o in outcomes],
@@ -319,10 +319,11 @@ def test_a_signal_leaves_every_turn_that_sent_no_write_at_once() -> None:
 
 def test_a_turn_whose_write_was_sent_finishes_and_its_session_sends_no_other() -> None:
     work, started, release, sessions = held_turn(sends_a_write=True)
-    with interruption.deferred():
+    with interruption.deferred() as stop:
         signals_after(started, signal.SIGINT)
         threading.Timer(1.0, release.set).start()  # the write's answer comes after the signal
-        events = list(SessionStandIn(None, Overrides(), ["a", "b", "c"], 1).events(work))
+        events = list(SessionStandIn(context_source, None, Overrides(), ["a", "b", "c"], 1).events(
+            work, interruption=stop))
     outcomes = {e.context: e for e in events if isinstance(e, fleet.Outcome)}
     compare(outcomes["a"].value, expected="written")
     for context in ("b", "c"):
@@ -336,7 +337,8 @@ def test_a_second_signal_leaves_a_write_unanswered_saying_it_may_be_stored() -> 
     begun = time.monotonic()
     with interruption.deferred() as stop:
         signals_after(started, signal.SIGINT, signal.SIGTERM)
-        outcomes = {o.context: o for o in SessionStandIn(None, Overrides(), ["a", "b"], 1).run(work)}
+        outcomes = {o.context: o for o in SessionStandIn(context_source, None, Overrides(), ["a", "b"], 1).run(
+            work, interruption=stop)}
     took = time.monotonic() - begun
     release.set()
     error = outcomes["a"].error
@@ -387,3 +389,33 @@ def test_optional_waves() -> None:
     with pytest.raises(UsageError) as raised:
         waves.parse(GOOD.replace("    contexts: [gpu-lab-1]", "    contexts: [gpu-lab-1]\n    optional: 'yes'"), "w")
     compare(raised.value.message, expected="--waves w: wave 'canary': optional must be true or false (got str)")
+
+
+def test_two_fan_outs_at_once_each_see_only_their_own_interruption() -> None:
+    """No interruption is a module's: the one requested stops its own fan-out, on its own thread, alone."""
+    began = {"stopped": threading.Event(), "going on": threading.Event()}
+    outcomes: dict[str, list[Any]] = {}
+
+    def run(who: str, stop: interruption.Interruption) -> None:
+        def work(turn: fleet.Turn) -> str:
+            if turn.context == "a":
+                began[who].set()
+                time.sleep(0.5)  # the other fan-out's first turn runs meanwhile
+            return "ran"
+
+        outcomes[who] = SessionStandIn(context_source, None, Overrides(), ["a", "b", "c"], 1).run(
+            work, interruption=stop)
+
+    stopped, going_on = interruption.Interruption(), interruption.Interruption()
+    threads = [threading.Thread(target=run, args=("stopped", stopped)),
+               threading.Thread(target=run, args=("going on", going_on))]
+    for thread in threads:
+        thread.start()
+    assert all(event.wait(10) for event in began.values())  # both are under way
+    stopped.request(signal.SIGTERM)
+    for thread in threads:
+        thread.join(10)
+    compare([(o.context, o.error.code if o.error else o.value) for o in outcomes["stopped"]],
+            expected=[("a", Code.INTERRUPTED), ("b", Code.INTERRUPTED), ("c", Code.INTERRUPTED)])
+    compare([(o.context, o.value) for o in outcomes["going on"]], expected=[("a", "ran"), ("b", "ran"), ("c", "ran")])
+    compare((stopped.exit_code, going_on.requested), expected=(143, False))

@@ -69,7 +69,7 @@ def test_a_fleet_member_s_refusal_says_how_to_ask_that_member() -> None:
     """A context's row: whoami with its --context, quoted for a shell; an inventory member's row: no
     command that would ask another cluster (no single-cluster flag reaches it)."""
     from aicr_core.domain.rollout_write import WHOAMI_HINT
-    from aicr_core.fleet import context_source, plan_write, profile_source
+    from aicr_core.fleet import context_source, profile_source, write_items
 
     refused = AicrError(Code.FORBIDDEN, f"victor may not approve rollout {NAME}", ["not allowed: x", WHOAMI_HINT])
     for member, reach, last in (
@@ -78,19 +78,19 @@ def test_a_fleet_member_s_refusal_says_how_to_ask_that_member() -> None:
              f"{WHOAMI_HINT} --context 'eu west; rm -rf /'"),
             ("-n", context_source.single_cluster_flags("-n"), f"{WHOAMI_HINT} --context=-n"),
             ("fleet/gpu-eu-2", profile_source.single_cluster_flags("fleet/gpu-eu-2"), None)):
-        entry = plan_write.refusal_item(member, NAME, refused, reach=reach)
+        entry = write_items.refusal_item(member, NAME, refused, reach=reach)
         compare((entry["result"], entry["code"]), expected=("refused", "FORBIDDEN"))
         compare(entry["message"], expected=f"victor may not approve rollout {NAME}: not allowed: x"
                 + (f"; {last}" if last else ""))
 
 
 def test_a_write_left_unanswered_says_how_to_check_it_on_that_member() -> None:
-    from aicr_core.fleet import context_source, plan_write
+    from aicr_core.fleet import context_source, write_items
 
     left = AicrError(Code.INTERRUPTED, "the approve was sent and had no answer")
-    entry = plan_write.refusal_item("eu 2", NAME, left, write_unanswered=True,
+    entry = write_items.refusal_item("eu 2", NAME, left, write_unanswered=True,
                                     reach=context_source.single_cluster_flags("eu 2"))
     compare((entry["result"], entry["message"]), expected=(
         "failed", f"the approve was sent and had no answer: check with kubectl aicr describe {NAME} --context 'eu 2'"))
-    entry = plan_write.refusal_item("fleet/eu-2", NAME, left, write_unanswered=True, reach=None)
+    entry = write_items.refusal_item("fleet/eu-2", NAME, left, write_unanswered=True, reach=None)
     compare(entry["message"], expected="the approve was sent and had no answer: check its rollout on that cluster")
