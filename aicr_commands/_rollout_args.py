@@ -91,7 +91,7 @@ def add_dry_run_flag(parser: argparse.ArgumentParser) -> None:
              "nothing is stored); client: check the refusals, the policies and your permissions "
              "(SelfSubjectAccessReviews) and print what would be written, sending no write; none (default)")
     action.completer = lambda prefix, **_: [m for m in DRY_RUN_MODES if m.startswith(prefix)]  # type: ignore[attr-defined]
-    action.modes = ("client", "server", "none")  # type: ignore[attr-defined]  # named by a bare --dry-run (flags.py)
+    action.modes = ("client", "server", "none")  # type: ignore[attr-defined]  # named by a bare --dry-run (common_flags.py)
 
 
 def session(args: argparse.Namespace, deadline: Deadline | None = None) -> KubeSession:

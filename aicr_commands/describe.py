@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from aicr_commands import _rollout_args as _rollouts
 from aicr_core.framework.command import AicrCommand
-from aicr_core.framework.flags import BoolFlag
+from aicr_core.framework.common_flags import BoolFlag
 from aicr_core.framework.result import Result, Stream
 
 if TYPE_CHECKING:

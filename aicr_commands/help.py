@@ -35,7 +35,7 @@ from aicr_core import entry_points
 from aicr_core.errors import API_CODES, AicrError, Code, UsageError, shown_argument
 from aicr_core.framework.app import PROG, USAGE_LINES
 from aicr_core.framework.command import AicrCommand
-from aicr_core.framework.flags import help_text
+from aicr_core.framework.common_flags import help_text
 from aicr_core.framework.result import Result
 from aicr_core.framework.suggestions import suggestions
 

@@ -9,7 +9,7 @@ from aicr_commands import _rollout_args as _rollouts
 from aicr_core.errors import AicrError, UsageError
 from aicr_core.fleet import flags as fleet
 from aicr_core.framework.command import AicrCommand
-from aicr_core.framework.flags import BoolFlag
+from aicr_core.framework.common_flags import BoolFlag
 from aicr_core.framework.result import Result
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from aicr_core.errors import UsageError
 from aicr_core.go_duration import ParsedDuration
 
-REASON_MAX = 1024  # --reason, in characters (the help of --reason says it: aicr_core/framework/flags.py)
+REASON_MAX = 1024  # --reason, in characters (the help of --reason says it: aicr_core/framework/common_flags.py)
 MAX_API_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)  # RFC 3339 has four-digit years
 
 

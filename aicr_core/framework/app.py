@@ -25,7 +25,7 @@ from aicr_core import entry_points
 from aicr_core.errors import AicrError, Code, HelpRequested, UsageError, shown_argument
 from aicr_core.framework import output_options as output
 from aicr_core.framework.command import AicrCommand
-from aicr_core.framework.flags import FlagParser, add_common_flags, debug_enabled
+from aicr_core.framework.common_flags import FlagParser, add_common_flags, debug_enabled
 from aicr_core.framework.renderer import Renderer
 from aicr_core.framework.result import Progress, Result, Rows, Stream, result_problem
 from aicr_core.framework.suggestions import flag_suggestions, hint, suggestions, unknown_name

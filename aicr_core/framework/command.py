@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from cliff.command import Command
 
 from aicr_core.errors import EXIT_OK, AicrError, Code
-from aicr_core.framework.flags import FlagParser, add_common_flags, check_used_flags
+from aicr_core.framework.common_flags import FlagParser, add_common_flags, check_used_flags
 from aicr_core.framework.result import Result, Stream, result_problem
 
 if TYPE_CHECKING:

@@ -98,7 +98,7 @@ def _silence_stderr() -> None:
 
 def complete(words: list[str]) -> Candidates:
     from aicr_core import entry_points
-    from aicr_core.framework.flags import FlagParser, add_common_flags
+    from aicr_core.framework.common_flags import FlagParser, add_common_flags
 
     *done, current = words
     common = FlagParser(prog="kubectl aicr")
@@ -232,7 +232,7 @@ def _scan(words: list[str], parser: Any) -> tuple[str | None, list[str]]:
 
 
 def _flag_or_value(parser: Any, current: str, parsed: argparse.Namespace) -> Candidates:
-    from aicr_core.framework.flags import help_text
+    from aicr_core.framework.common_flags import help_text
 
     takes_value = parser.value_flags()
     if current.startswith("--") and "=" in current:  # --output=j

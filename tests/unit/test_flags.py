@@ -10,7 +10,7 @@ from testfixtures import ShouldRaise, compare
 
 from aicr_core.domain.write_limits import MAX_API_TIME, check_expires, check_reason
 from aicr_core.errors import UsageError
-from aicr_core.framework.flags import (
+from aicr_core.framework.common_flags import (
     FlagParser,
     add_common_flags,
     check_used_flags,
@@ -130,9 +130,9 @@ def test_an_unparsable_expiry_is_a_usage_error_for_any_command() -> None:
 
 
 def test_the_flags_say_the_domains_figures() -> None:
-    """flags.py writes two of the domain's figures again (the framework may not import the domain): they agree."""
+    """common_flags.py writes two of the domain's figures again (the framework may not import the domain): they agree."""
     from aicr_core.domain import operator_api, write_limits
-    from aicr_core.framework import flags
+    from aicr_core.framework import common_flags as flags
 
     compare((flags.REASON_MAX, flags.DEFAULT_OPERATOR_NAMESPACE),
             expected=(write_limits.REASON_MAX, operator_api.DEFAULT_OPERATOR_NAMESPACE))

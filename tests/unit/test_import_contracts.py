@@ -44,12 +44,12 @@ def test_a_command_that_imports_a_renderer_breaks_a_contract(tmp_path: Path) -> 
 
 def test_the_framework_that_reaches_into_the_domain_breaks_the_layers(tmp_path: Path) -> None:
     tree = copy_of_the_tree(tmp_path)
-    with (tree / "aicr_core" / "framework" / "flags.py").open("a") as module:
+    with (tree / "aicr_core" / "framework" / "common_flags.py").open("a") as module:
         module.write("\nfrom aicr_core.domain import actions  # noqa: E402 - the deliberate mistake\n")
     proc = lint_imports(tree)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
     assert "BROKEN" in proc.stdout, proc.stdout
-    assert "aicr_core.framework.flags -> aicr_core.domain.actions" in proc.stdout, proc.stdout
+    assert "aicr_core.framework.common_flags -> aicr_core.domain.actions" in proc.stdout, proc.stdout
 
 
 def test_a_command_that_imports_another_command_breaks_a_contract(tmp_path: Path) -> None:
@@ -75,11 +75,11 @@ def test_the_commands_contract_lists_every_command_module() -> None:
 def test_the_domain_that_imports_the_framework_breaks_a_contract(tmp_path: Path) -> None:
     tree = copy_of_the_tree(tmp_path)
     with (tree / "aicr_core" / "domain" / "write_limits.py").open("a") as module:
-        module.write("\nfrom aicr_core.framework import flags  # noqa: E402 - the deliberate mistake\n")
+        module.write("\nfrom aicr_core.framework import common_flags  # noqa: E402 - the deliberate mistake\n")
     proc = lint_imports(tree)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
     assert "The domain imports nothing of the command-line framework" in proc.stdout, proc.stdout
-    assert "aicr_core.domain.write_limits -> aicr_core.framework.flags" in proc.stdout, proc.stdout
+    assert "aicr_core.domain.write_limits -> aicr_core.framework.common_flags" in proc.stdout, proc.stdout
 
 
 def test_the_operator_api_that_imports_the_action_table_breaks_a_contract(tmp_path: Path) -> None:

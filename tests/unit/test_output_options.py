@@ -17,7 +17,7 @@ from testfixtures import compare
 from aicr_core.errors import AicrError, UsageError
 from aicr_core.framework import output_options as output
 from aicr_core.framework.app import AicrApp
-from aicr_core.framework.flags import FlagParser, add_common_flags
+from aicr_core.framework.common_flags import FlagParser, add_common_flags
 from aicr_core.framework.output_options import OutputOptions, finish, paint, strip_marks, use_color
 from aicr_core.framework.result import Result, Rows, Stream
 from aicr_core.framework.sort_by import natural_less, parse_sort_by, quantity, sort_items
