@@ -130,7 +130,7 @@ def test_an_unparsable_expiry_is_a_usage_error_for_any_command() -> None:
 
 
 def test_the_flags_say_the_domains_figures() -> None:
-    """common_flags.py writes two of the domain's figures again (the framework may not import the domain): they agree."""
+    """common_flags.py repeats two of the domain's figures (the framework may not import the domain): equal."""
     from aicr_core.domain import operator_api, write_limits
     from aicr_core.framework import common_flags as flags
 
