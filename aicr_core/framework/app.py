@@ -26,11 +26,11 @@ from aicr_core.errors import AicrError, Code, HelpRequested, UsageError, shown_a
 from aicr_core.framework import output_options as output
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.flags import FlagParser, add_common_flags, debug_enabled
-from aicr_core.gc_pause import paused_gc
 from aicr_core.framework.renderer import Renderer
 from aicr_core.framework.result import Progress, Result, Rows, Stream, result_problem
 from aicr_core.framework.suggestions import flag_suggestions, hint, suggestions, unknown_name
 from aicr_core.framework.terminal import safe
+from aicr_core.gc_pause import paused_gc
 
 PROG = "kubectl aicr"
 CLEAR_SCREEN = "\x1b[H\x1b[2J"  # cursor home, erase the screen: a watch redraws in place
@@ -389,10 +389,4 @@ def console_main() -> int:
     # kubeconfig key data to private temporary files and removes them only at exit.
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     return main()
-
-
-def console_script() -> None:
-    """The entry point of installs made before aicr_core.framework.launch took over
-    (their generated script names it)."""
-    sys.exit(console_main())
 
