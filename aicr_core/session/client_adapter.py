@@ -1,4 +1,4 @@
-"""The Kubernetes client, as this project uses it: the only module that knows its private methods.
+"""The Kubernetes client, as this project uses it: the only module that knows its private names.
 
 The client's loader (`KubeConfigLoader`) does what kubectl does with a kubeconfig's cluster and user
 (auth providers, token files, base64 data written to private temporary files), with changes it

@@ -31,8 +31,8 @@ The API, for a session on any thread (the fleet runs one per cluster):
     Deadline.current()       # the deadline of the innermost enforced() block on this thread
     in_background(fn, *args).result(deadline)  # a daemon worker; never ThreadPoolExecutor
 
-The session layer (aicr_core.session.kube) registers each connection it takes from
-its pool with `Deadline.current()` for as long as it holds it, so one
+The session (aicr_core.session.connections) registers each connection it takes
+from its pool with `Deadline.current()` for as long as it holds it, so one
 connection pool may serve sessions with different deadlines (the webhook's).
 Sockets and processes are registered only while they are in use: a deadline
 that passes after its calls are done harms nothing.

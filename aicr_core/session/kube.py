@@ -1,16 +1,18 @@
-"""The Kubernetes session of a command: one deadline, kubectl's flags, errors as CODEs.
+"""The Kubernetes session (a command's, a fleet cluster's, the webhook's): one deadline, kubectl's flags, CODEs.
 
 The session's other jobs have modules of their own (docs/sessions.md, "The session's modules"): the
-settings it is loaded from (`kubeconfig`), the client's private methods (`client_adapter`), urllib3's
-(`connections`), the mapping of failures (`api_errors`) and the bounds of a list (`list_bounds`).
+settings it is loaded from (`kubeconfig`), the client's private names (`client_adapter`), urllib3's
+(`connections`), the mapping of failures (`api_errors`), the bounds of a list (`list_bounds`), a GET
+on a kept connection (`direct_get`) and shared TLS contexts (`tls_contexts`).
 
-Only commands that talk to the API server import this module (it imports the
+Only the code that talks to the API server imports this module (it imports the
 Kubernetes client, which costs a few hundred milliseconds). It knows
 Kubernetes, not AICR: paths and objects come from `operator_api`.
 
 Objects are read and written as plain JSON (dicts), not the client's models:
-cluster data reaches the mapping module byte for byte (digests are computed
-over ConfigMap values), and deserialising models would only cost time.
+cluster data reaches the operator API (aicr_core.domain.operator_api) byte for
+byte (digests are computed over ConfigMap values), and deserialising models
+would only cost time.
 Requests go through the official client's connection pool (TLS, proxies,
 client certificates), with headers built here: the client can send neither
 several `Impersonate-Group` headers nor any impersonation at all. A GET with

@@ -11,7 +11,7 @@ made as urllib3 makes its own, and hands it to each connection in place of the f
 What is shared carries nothing of one cluster to another:
 - the key is the material itself, read from the files at each connect (a file changed under a
   long command is taken as it is then) or given as data (a kubeconfig's CA data is kept in
-  memory: aicr_core.session.kubeconfig), so two clusters share a context only when they trust
+  memory: aicr_core.session.client_adapter), so two clusters share a context only when they trust
   the same CA and present the same client certificate;
 - the connection's CA and certificate files are cleared once it has the context, so urllib3
   never loads another cluster's CA into a shared context (it would, were both given);
@@ -91,7 +91,7 @@ def _new_context(conn: Any, ca_file: str | None, ca_data: str | bytes | None, ce
 
 def _file_refusal(ca_data: str) -> Exception | None:
     """What OpenSSL says of this CA text read from a file: a kubeconfig's CA data is kept in memory
-    (aicr_core.session.kubeconfig), and a bad one is refused with the words it had as the client's file."""
+    (aicr_core.session.client_adapter), and a bad one is refused with the words it had as the client's file."""
     import tempfile
 
     from aicr_core import process_owner
