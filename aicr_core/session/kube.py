@@ -244,7 +244,7 @@ class KubeSession:
         try:
             with self.deadline.enforced():
                 timeout = self.deadline.timeout()
-                headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT), *credentials(self.settings)]
+                headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT), *_credentials(self.settings)]
                 try:
                     answer = direct_get.get(self.settings.shared["direct_pool"], target, headers, timeout,
                                             bounded_json.MAX_BODY_BYTES, MAX_ERROR_BYTES)
@@ -257,7 +257,7 @@ class KubeSession:
         except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
             raise transport_error(err, self.deadline) from None
         if 300 <= answer.status < 400:
-            raise redirected(what, answer.status, answer.headers.get("Location"))
+            raise _redirected(what, answer.status, answer.headers.get("Location"))
         if answer.status >= 400:
             raise api_error(answer.status, answer.reason, answer.body)
         return answer.body
@@ -275,7 +275,7 @@ class KubeSession:
             headers["Content-Type"] = content_type
         with self.deadline.enforced():
             timeout = self.deadline.timeout()
-            for name, value in credentials(self.settings):
+            for name, value in _credentials(self.settings):
                 headers.add(name, value)
             if stream:
                 idle = read_timeout if timeout is None else min(timeout, read_timeout or math.inf)
@@ -294,7 +294,7 @@ class KubeSession:
                 raise transport_error(err, self.deadline) from None
         if 300 <= response.status < 400:
             response.close()
-            raise redirected(f"{method} {path}", response.status, response.headers.get("Location"))
+            raise _redirected(f"{method} {path}", response.status, response.headers.get("Location"))
         if response.status >= 400:
             try:
                 with self.deadline.enforced():
@@ -305,7 +305,7 @@ class KubeSession:
         return response
 
 
-def credentials(settings: Settings) -> list[tuple[str, str]]:
+def _credentials(settings: Settings) -> list[tuple[str, str]]:
     """The Authorization header (after the client's refresh hook, which may run a plugin) and the
     impersonation headers of a request, each value as it must be handed to http.client (`header_value`)."""
     authorization = client_adapter.bearer_token(settings.configuration)
@@ -313,7 +313,7 @@ def credentials(settings: Settings) -> list[tuple[str, str]]:
     return [(name, header_value(name, value)) for name, value in [*found, *settings.impersonation.headers()]]
 
 
-def redirected(what: str, status: int, location: Any) -> AicrError:
+def _redirected(what: str, status: int, location: Any) -> AicrError:
     """A redirect (HTTP 3xx) refused: the client follows none, and no API server sends one."""
     shown_location = first_line(str(location or "")) or "nowhere"
     return AicrError(Code.UNAVAILABLE, f"{what}: the server answered HTTP {status} "
