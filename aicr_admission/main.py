@@ -5,7 +5,9 @@ Flags are named as Kubernetes components name them (kube-apiserver's
 `--shutdown-delay-duration`, ...); durations are Go durations (`5s`, `1m`).
 Every log line is one JSON object on stderr; each decided write gets exactly
 one (`"msg": "decision"`: user, rollout, actions, verdict, violated policies),
-never a token, the user's extra attributes or the object.
+never a token, the user's extra attributes or the object. The process is a
+server's (aicr_core.process_owner): no prompt, no SIGALRM, no GC pause, and
+what the libraries log reaches the JSON log through its owner.
 """
 from __future__ import annotations
 
@@ -65,9 +67,8 @@ class JsonLog:
 class LibraryLog(logging.Handler):
     """What libraries log (urllib3, the Kubernetes client) becomes JSON lines too, warnings and up.
 
-    Installed as the only root handler once connected: `kube.connect` collects
-    the client's log records to report them as its error, which a command
-    needs once and a long-running server must not keep doing.
+    The process owner's `library_log`: its one handler on the root logger hands it every record but
+    those a session collects while it loads its credentials (reported as that session's error).
     """
 
     def __init__(self, log: JsonLog) -> None:
@@ -179,15 +180,16 @@ def run(args: argparse.Namespace, log: JsonLog) -> int:
     from aicr_admission.metrics import Metrics
     from aicr_admission.policy_source import PolicySource
     from aicr_admission.server import Limits, Server, ServingCertificate
+    from aicr_core import process_owner
     from aicr_core.domain import rollouts
     from aicr_core.domain.policy_engine import load_policies
 
+    process_owner.install(process_owner.ProcessOwner.server("aicr-admission", library_log=LibraryLog(log)))
     try:
         certificate = ServingCertificate(args.tls_cert_file, args.tls_private_key_file, log)
     except (OSError, ValueError) as err:
         raise AicrError(Code.USAGE, f"cannot load the serving certificate: {err}") from None
     base = service_session(args.kubeconfig)
-    logging.getLogger().handlers[:] = [LibraryLog(log)]
     namespace = args.operator_namespace
 
     def session() -> KubeSession:

@@ -6,7 +6,7 @@ the same number of nanoseconds, and the error must read like Go's. So this is a
 line-by-line port of Go 1.26's `src/time/format.go` (ParseDuration,
 leadingInt, leadingFraction, quote), working on the UTF-8 bytes as Go does:
 `١h` is not a number, `1 h` has an unknown unit, and nothing is trimmed. Go's
-uint64 arithmetic is kept, wrap-around included. tests/test_duration.py
+uint64 arithmetic is kept, wrap-around included. tests/unit/test_duration.py
 compares this module with the real Go function on a few hundred strings.
 """
 from __future__ import annotations

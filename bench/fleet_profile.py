@@ -33,7 +33,7 @@ import fleet_standins as standins  # noqa: E402
 STAGES = (
     ("aicr_core.fleet.fan_out", "Fleet._one", "a cluster's turn (all of it)"),
     ("aicr_core.fleet.fan_out", "Fleet.session", "  its session: credentials loaded, client made"),
-    ("aicr_core.session.kubeconfig", "_Loader.load_and_set", "    the Kubernetes client's loader (exec plugin)"),
+    ("aicr_core.session.client_adapter", "_Loader.load_and_set", "    the Kubernetes client's loader (exec plugin)"),
     ("aicr_core.session.kubeconfig", "_configuration", "    the client's Configuration"),
     ("aicr_core.session.kube", "_client", "    the client and its pool manager"),
     ("aicr_core.fleet.flags", "run_single", "  the command on its session (list)"),

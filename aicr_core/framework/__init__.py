@@ -1,1 +1,2 @@
-"""The command-line framework: the app, commands, flags, output options, renderers' base, text layout."""
+"""The command-line framework: the app, commands, flags, results, output options, renderers' base, text layout,
+jsonpath, completion, and the executable's start and end."""

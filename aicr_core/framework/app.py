@@ -390,9 +390,3 @@ def console_main() -> int:
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     return main()
 
-
-def console_script() -> None:
-    """The entry point of installs made before aicr_core.framework.launch took over
-    (their generated script names it)."""
-    sys.exit(console_main())
-

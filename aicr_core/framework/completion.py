@@ -76,8 +76,9 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
 
 
 def console_script() -> None:
-    from aicr_core import plugin_folders
+    from aicr_core import plugin_folders, process_owner
 
+    process_owner.install(process_owner.ProcessOwner.command_line())  # the command line's, as kubectl-aicr's
     _silence_stderr()
     plugin_folders.add_to_sys_path()  # a site's commands and flags complete too
     main()

@@ -3,7 +3,8 @@
 Importing the application (cliff, stevedore, the commands' modules) takes
 most of a start. A Ctrl-C then used to end in Python's traceback of whatever
 was being imported, and an exit by the signal (-2). So this module, which
-imports nothing but the standard library's smallest parts, takes SIGINT
+imports nothing but the standard library's smallest parts (and two leaves of
+the core that import no more: `process_owner`, `plugin_folders`), takes SIGINT
 first: until the application is imported, a Ctrl-C prints
 `error: [INTERRUPTED] interrupted` and exits 130 at once (nothing needs
 cleaning up yet: no file is written while modules import). From then on it
@@ -13,6 +14,11 @@ interpreter's teardown never turns a finished command into a traceback. The
 process then ends without that teardown (`process_exit`: the `atexit`
 functions still run). While the application is imported, the cyclic
 garbage collector is off.
+
+It installs the command line's process owner (aicr_core.process_owner:
+prompts when stdin is a terminal, SIGALRM on the main thread, the collector
+paused for large lists, library records kept off stderr) before the
+application is imported: nothing the command runs finds another.
 
 Only the few milliseconds before Python runs any of our code (its own
 start-up and `site`) remain the interpreter's: a Ctrl-C then ends it as
@@ -44,8 +50,9 @@ def console_script() -> None:
         # and again (docs/performance.md, "What the code's shape saves"), is off meanwhile, and then told to
         # leave them alone.
         gc.disable()
-        from aicr_core import plugin_folders
+        from aicr_core import plugin_folders, process_owner
 
+        process_owner.install(process_owner.ProcessOwner.command_line())
         plugin_folders.add_to_sys_path()  # before stevedore reads the entry points of sys.path
         from aicr_core.framework import app
 

@@ -16,7 +16,7 @@ import urllib3
 
 from aicr_core.errors import AicrError, Code
 from aicr_core.session import bounded_json
-from aicr_core.session.text import first_line
+from aicr_core.session.quoting import first_line
 
 if TYPE_CHECKING:
     from aicr_core.session.deadline import Deadline

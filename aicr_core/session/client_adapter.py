@@ -1,31 +1,40 @@
-"""The Kubernetes client, as this project uses it: the only module that knows its private methods.
+"""The Kubernetes client, as this project uses it: the only module that knows its private names.
 
 The client's loader (`KubeConfigLoader`) does what kubectl does with a kubeconfig's cluster and user
 (auth providers, token files, base64 data written to private temporary files), with changes it
 cannot make itself: a credentials (exec) plugin runs within the command's deadline and is killed
 with its children when it passes (`_BoundedExec`), a CA given as data stays in memory, and a token
-is fetched again only when it has expired (`_Loader`). Those changes override private methods of
-`kubernetes==37.0.2`: each private name used is listed in `PRIVATE_NAMES`, which
-tests/unit/test_private_names.py checks against the installed client (a client bump that moves one
-fails there, in one place).
+is fetched again only when it has expired (`_Loader`). Whether a plugin may prompt is the process
+owner's to say (aicr_core.process_owner), not whether stdin happens to be a terminal.
+
+The client writes kubeconfig key data (a client certificate and key) to temporary files, and
+publishes a file's name before it has written the content: a fleet's sessions with one client
+certificate, set up at once, took the name of a file still empty and failed with OpenSSL's "PEM
+lib". So its writer is replaced, once, at this module's import, by one that writes into the
+process's private folder (`process_owner.temp_folder()`, removed at exit whatever a worker still
+does) and one call at a time: a name is seen only once its file is whole (`_write_whole`).
+
+Those changes override or replace private names of `kubernetes==37.0.2`: each one used is listed
+in `PRIVATE_NAMES`, which tests/unit/test_private_names.py checks against the installed client (a
+client bump that moves one fails there, in one place).
 """
 from __future__ import annotations
 
 import base64
+import functools
 import json
-import logging
 import subprocess
-import sys
-import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import urllib3
 from kubernetes.client import ApiClient, Configuration
+from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.exec_provider import ExecProvider
 from kubernetes.config.kube_config import ConfigNode, KubeConfigLoader, _is_expired
 
+from aicr_core import process_owner
 from aicr_core.errors import AicrError, Code, shown
 from aicr_core.session import bounded_json
 from aicr_core.session.deadline import Alarm, Deadline
@@ -38,13 +47,15 @@ from aicr_core.session.exec_plugin import (
     read_bounded,
 )
 from aicr_core.session.kubeconfig_files import Entry
-from aicr_core.session.text import first_line, quoted
+from aicr_core.session.quoting import first_line, quoted
 
 # The private names of the client this module calls, overrides or reads: (module, dotted name, the
 # parameters it is called with, or None for an attribute). Instance attributes are checked on a loader
 # and an exec provider made for the test.
 PRIVATE_NAMES: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
     ("kubernetes.config.kube_config", "_is_expired", ("expiry",)),
+    ("kubernetes.config.kube_config", "_create_temp_file_with_content",
+     ("content", "temp_file_path", "force_recreate")),
     ("kubernetes.config.kube_config", "KubeConfigLoader._load_cluster_info", ("self",)),
     ("kubernetes.config.kube_config", "KubeConfigLoader._set_config", ("self", "client_configuration")),
     ("kubernetes.config.kube_config", "KubeConfigLoader._load_authentication", ("self",)),
@@ -102,38 +113,23 @@ def bearer_token(configuration: Configuration) -> str | None:
     return value
 
 
-class _ClientErrors(logging.Handler):
-    """Collects what the Kubernetes client logs (and keeps it off stderr: errors are ours to print).
+# -- the client's key files --------------------------------------------------------------------------
 
-    Per thread: sessions connecting at once on several threads (the fleet's) each see only what the
-    client logged while loading their own credentials (it logs on the thread that loads them).
-    """
+def _write_whole(client_writer: Callable[..., str]) -> Callable[..., str]:
+    """The client's temporary-file writer, one call at a time, into the process's private folder."""
 
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self._threads = threading.local()
+    @functools.wraps(client_writer)  # its signature stays the client's (tests/unit/test_private_names.py)
+    def create_temp_file_with_content(content: Any, temp_file_path: str | None = None,
+                                      force_recreate: bool = False) -> str:
+        with process_owner.temp_folder() as folder:  # held while writing: the name is handed out once whole
+            return client_writer(content, temp_file_path or folder, force_recreate)
 
-    @property
-    def messages(self) -> list[str]:
-        """What was logged on this thread since its last `install()`."""
-        messages: list[str] | None = getattr(self._threads, "messages", None)
-        if messages is None:
-            messages = self._threads.messages = []
-        return messages
+    create_temp_file_with_content.writes_whole = True  # type: ignore[attr-defined]
+    return create_temp_file_with_content
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(first_line(record.getMessage()))
 
-    @classmethod
-    def install(cls) -> _ClientErrors:
-        """One handler per process on the root logger (where the client logs), emptied for each connect."""
-        root = logging.getLogger()
-        handler = next((h for h in root.handlers if isinstance(h, cls)), None)
-        if handler is None:
-            handler = cls()
-            root.addHandler(handler)
-        handler.messages.clear()
-        return handler
+if not getattr(kube_config._create_temp_file_with_content, "writes_whole", False):
+    kube_config._create_temp_file_with_content = _write_whole(kube_config._create_temp_file_with_content)
 
 
 # -- credentials plugins within the deadline ------------------------------------------------------
@@ -237,7 +233,7 @@ class _BoundedExec(ExecProvider):
 
     def run(self, previous_response: Any = None) -> dict[str, Any]:
         command = self.args[0]
-        interactive = self.interactive_mode != "Never" and sys.stdin.isatty()
+        interactive = self.interactive_mode != "Never" and process_owner.current().prompts_allowed()
         info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
                                 "spec": {"interactive": interactive}}
         if self.cluster:

@@ -12,8 +12,12 @@ the deadline passes, shuts down every socket and kills (with its process
 group) every process that is registered with it at that moment. Whatever
 blocked on them returns with an error, on whichever thread it runs, and
 `enforced()` turns that error into TIMEOUT naming what did not finish.
-On the main thread `enforced()` also arms a real-time timer (SIGALRM), which
-interrupts what no socket shutdown reaches (a slow name lookup, say).
+On the main thread of a process whose owner allows it (the command line's:
+aicr_core.process_owner, `alarm_signal`) `enforced()` also arms a real-time
+timer (SIGALRM), which interrupts what no socket shutdown reaches (a slow name
+lookup, say). A server's main thread runs an event loop, where an `Alarm`
+would land in the loop: there, as on every other thread, the watchdog alone
+ends the block.
 
 The API, for a session on any thread (the fleet runs one per cluster):
 
@@ -27,8 +31,8 @@ The API, for a session on any thread (the fleet runs one per cluster):
     Deadline.current()       # the deadline of the innermost enforced() block on this thread
     in_background(fn, *args).result(deadline)  # a daemon worker; never ThreadPoolExecutor
 
-The session layer (aicr_core.session.kube) registers each connection it takes from
-its pool with `Deadline.current()` for as long as it holds it, so one
+The session (aicr_core.session.connections) registers each connection it takes
+from its pool with `Deadline.current()` for as long as it holds it, so one
 connection pool may serve sessions with different deadlines (the webhook's).
 Sockets and processes are registered only while they are in use: a deadline
 that passes after its calls are done harms nothing.
@@ -57,6 +61,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any, Generic, TypeVar
 
+from aicr_core import process_owner
 from aicr_core.errors import AicrError, Code, shown
 
 DEFAULT_SECONDS = 30.0
@@ -214,7 +219,8 @@ class Deadline:
         if stack is None:
             stack = _local.stack = []
         stack.append(self)
-        arm = (self.bounded and not _alarm_armed and threading.current_thread() is threading.main_thread())
+        arm = (self.bounded and not _alarm_armed and threading.current_thread() is threading.main_thread()
+               and process_owner.current().alarm_signal)
         previous: Any = None
         if arm:
             def fire(_signum: int, _frame: FrameType | None) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from aicr_core.errors import AicrError, Code
-from aicr_core.session.text import first_line
+from aicr_core.session.quoting import first_line
 
 # A credentials plugin's stdout and stderr, each: a real ExecCredential is a few KiB (a certificate and its
 # key, or a token); beyond this the plugin is killed and the command fails (docs/sessions.md).

@@ -1,16 +1,18 @@
-"""The Kubernetes session of a command: one deadline, kubectl's flags, errors as CODEs.
+"""The Kubernetes session (a command's, a fleet cluster's, the webhook's): one deadline, kubectl's flags, CODEs.
 
 The session's other jobs have modules of their own (docs/sessions.md, "The session's modules"): the
-settings it is loaded from (`kubeconfig`), the client's private methods (`client_adapter`), urllib3's
-(`connections`), the mapping of failures (`api_errors`) and the bounds of a list (`list_bounds`).
+settings it is loaded from (`kubeconfig`), the client's private names (`client_adapter`), urllib3's
+(`connections`), the mapping of failures (`api_errors`), the bounds of a list (`list_bounds`), a GET
+on a kept connection (`direct_get`) and shared TLS contexts (`tls_contexts`).
 
-Only commands that talk to the API server import this module (it imports the
+Only the code that talks to the API server imports this module (it imports the
 Kubernetes client, which costs a few hundred milliseconds). It knows
 Kubernetes, not AICR: paths and objects come from `operator_api`.
 
 Objects are read and written as plain JSON (dicts), not the client's models:
-cluster data reaches the mapping module byte for byte (digests are computed
-over ConfigMap values), and deserialising models would only cost time.
+cluster data reaches the operator API (aicr_core.domain.operator_api) byte for
+byte (digests are computed over ConfigMap values), and deserialising models
+would only cost time.
 Requests go through the official client's connection pool (TLS, proxies,
 client certificates), with headers built here: the client can send neither
 several `Impersonate-Group` headers nor any impersonation at all. A GET with
@@ -29,7 +31,6 @@ import re
 import ssl
 import threading
 import urllib.parse
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,16 +40,15 @@ from kubernetes.config.config_exception import ConfigException
 from urllib3 import HTTPHeaderDict
 from urllib3.util.ssl_match_hostname import CertificateError
 
+from aicr_core import process_owner
 from aicr_core.errors import AicrError, Code, shown
 from aicr_core.session import bounded_json, client_adapter, connections, direct_get
-from aicr_core.session.api_errors import api_error, server_message, tls_failure, transport_error  # noqa: F401
-from aicr_core.session.client_adapter import _ClientErrors
+from aicr_core.session.api_errors import api_error, tls_failure, transport_error
 from aicr_core.session.connection_flags import Overrides
-from aicr_core.session.connections import KEEP_IDLE_SECONDS  # noqa: F401 (named here before the split)
 from aicr_core.session.deadline import Deadline
 from aicr_core.session.kubeconfig import Settings, entry_settings, load_settings
 from aicr_core.session.list_bounds import ListBounds
-from aicr_core.session.text import first_line
+from aicr_core.session.quoting import first_line
 
 if TYPE_CHECKING:
     from aicr_core.session.identity import Identity
@@ -256,14 +256,10 @@ class KubeSession:
     def _direct_get(self, target: str, what: str) -> bytes:
         """A GET on a kept connection of the cluster's pool: its body (status < 300), else its error."""
         _trace("GET", target[len(self.settings.shared["direct_prefix"]):])
-        headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT)]
         try:
             with self.deadline.enforced():
                 timeout = self.deadline.timeout()
-                authorization = client_adapter.bearer_token(self.settings.configuration)  # may run a plugin
-                credentials = [("Authorization", authorization)] if authorization else []
-                headers += [(name, header_value(name, value))
-                            for name, value in [*credentials, *self.settings.impersonation.headers()]]
+                headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT), *_credentials(self.settings)]
                 try:
                     answer = direct_get.get(self.settings.shared["direct_pool"], target, headers, timeout,
                                             bounded_json.MAX_BODY_BYTES, MAX_ERROR_BYTES)
@@ -275,11 +271,8 @@ class KubeSession:
                     raise AicrError(Code.UNAVAILABLE, f"cannot reach the API server: {err}") from None
         except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
             raise transport_error(err, self.deadline) from None
-        if 300 <= answer.status < 400:  # the client follows no redirect, and an API server sends none
-            location = first_line(str(answer.headers.get("Location") or "")) or "nowhere"
-            raise AicrError(Code.UNAVAILABLE, f"{what}: the server answered HTTP {answer.status} "
-                            f"(a redirect to {location[:200]}), which no API server sends; "
-                            "is the server address right?")
+        if 300 <= answer.status < 400:
+            raise _redirected(what, answer.status, answer.headers.get("Location"))
         if answer.status >= 400:
             raise api_error(answer.status, answer.reason, answer.body)
         return answer.body
@@ -297,10 +290,8 @@ class KubeSession:
             headers["Content-Type"] = content_type
         with self.deadline.enforced():
             timeout = self.deadline.timeout()
-            authorization = client_adapter.bearer_token(self.settings.configuration)  # may run a plugin
-            credentials = [("Authorization", authorization)] if authorization else []
-            for name, value in [*credentials, *self.settings.impersonation.headers()]:
-                headers.add(name, header_value(name, value))
+            for name, value in _credentials(self.settings):
+                headers.add(name, value)
             if stream:
                 idle = read_timeout if timeout is None else min(timeout, read_timeout or math.inf)
                 request_timeout: Any = urllib3.Timeout(connect=timeout, read=idle)
@@ -316,12 +307,9 @@ class KubeSession:
                 raise tls_failure(err) from None
             except (urllib3.exceptions.HTTPError, OSError, ConfigException) as err:
                 raise transport_error(err, self.deadline) from None
-        if 300 <= response.status < 400:  # the client follows no redirect, and an API server sends none
+        if 300 <= response.status < 400:
             response.close()
-            location = first_line(str(response.headers.get("Location") or "")) or "nowhere"
-            raise AicrError(Code.UNAVAILABLE, f"{method} {path}: the server answered HTTP {response.status} "
-                            f"(a redirect to {location[:200]}), which no API server sends; "
-                            "is the server address right?")
+            raise _redirected(f"{method} {path}", response.status, response.headers.get("Location"))
         if response.status >= 400:
             try:
                 with self.deadline.enforced():
@@ -330,6 +318,22 @@ class KubeSession:
                 raise transport_error(err, self.deadline) from None
             raise api_error(response.status, response.reason or "", failure)
         return response
+
+
+def _credentials(settings: Settings) -> list[tuple[str, str]]:
+    """The Authorization header (after the client's refresh hook, which may run a plugin) and the
+    impersonation headers of a request, each value as it must be handed to http.client (`header_value`)."""
+    authorization = client_adapter.bearer_token(settings.configuration)
+    found = [("Authorization", authorization)] if authorization else []
+    return [(name, header_value(name, value)) for name, value in [*found, *settings.impersonation.headers()]]
+
+
+def _redirected(what: str, status: int, location: Any) -> AicrError:
+    """A redirect (HTTP 3xx) refused: the client follows none, and no API server sends one."""
+    shown_location = first_line(str(location or "")) or "nowhere"
+    return AicrError(Code.UNAVAILABLE, f"{what}: the server answered HTTP {status} "
+                     f"(a redirect to {shown_location[:200]}), which no API server sends; "
+                     "is the server address right?")
 
 
 def header_value(name: str, value: str) -> str:
@@ -437,12 +441,12 @@ def connect_entries(cluster: Mapping[str, Any], user: Mapping[str, Any], source:
 
 
 def _connect(load: Callable[[], Settings], deadline: Deadline) -> KubeSession:
-    # kubectl says nothing about an insecure cluster on every request; neither do we.
-    warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
-    client_errors = _ClientErrors.install()
-    settings = load()
-    if client_errors.messages:  # the client logs some failures (an auth provider's) and goes on regardless
-        raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {client_errors.messages[0]}")
+    # The client logs some failures (its exec plugin runner's, which client_adapter replaces) and goes
+    # on regardless: what it logs on this thread while loading is the error (aicr_core.process_owner).
+    with process_owner.library_records() as logged:
+        settings = load()
+    if logged:
+        raise AicrError(Code.KUBECONFIG, f"cannot load the credentials: {first_line(logged[0].getMessage())}")
     try:
         return KubeSession(settings, deadline)
     except ImportError as err:  # a socks5:// proxy-url: urllib3 then imports PySocks, which we do not ship

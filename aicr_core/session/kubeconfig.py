@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import os
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
@@ -20,30 +21,18 @@ from kubernetes.client import Configuration
 from kubernetes.config.config_exception import ConfigException
 
 from aicr_core.errors import AicrError, Code, shown, shown_argument
-from aicr_core.session import client_adapter, private_temp
-from aicr_core.session.client_adapter import _Loader  # noqa: F401 (bench/fleet_profile.py profiles it here)
+from aicr_core.session import client_adapter
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
-
-# What callers imported from here before the split (aicr_core.fleet, aicr_admission, tests): the same names.
-from aicr_core.session.exec_plugin import (  # noqa: F401
-    EXEC_EXTENSION,
-    MAX_OUTPUT_BYTES,
-    OutputTooLarge,
-    exec_cluster,
-    read_bounded,
-)
-from aicr_core.session.kubeconfig_files import (  # noqa: F401
-    ITEMS,
+from aicr_core.session.kubeconfig_files import (
     Entry,
-    FileKey,
     Merged,
-    merged_context_names,
+    merged_context_names,  # noqa: F401 (aicr_core.fleet.context_source)
 )
 from aicr_core.session.kubeconfig_files import files as _files
 from aicr_core.session.kubeconfig_files import merged as _merged
 from aicr_core.session.kubeconfig_overrides import Impersonation, impersonation, override_cluster, override_user
-from aicr_core.session.text import MAX_QUOTED_CHARS, first_line, quoted  # noqa: F401
+from aicr_core.session.quoting import first_line
 
 
 @dataclass(frozen=True)
@@ -101,7 +90,6 @@ def _settings(cluster: Entry, user: Entry, overrides: Overrides, deadline: Deadl
     acting_as = impersonation(user.value, overrides)
     configuration = _configuration(cluster.value["server"])
     configuration.retries = False  # never retry behind the deadline's back
-    private_temp.use()  # the client's key files, in a folder removed at exit whatever a worker still does
     try:
         with deadline.enforced("loading the credentials"):
             client_adapter.load(cluster, user, configuration, deadline)
@@ -116,10 +104,11 @@ def _settings(cluster: Entry, user: Entry, overrides: Overrides, deadline: Deadl
 def _configuration(server: str) -> Configuration:
     """A client configuration with the environment's proxy for `server` (HTTPS_PROXY, NO_PROXY, ...).
 
-    The client reads the whole environment for it each time a Configuration is made and again
-    each time its host is set; the environment is read once a process instead, as kubectl
-    reads it. A kubeconfig's proxy-url still wins (the loader sets it after this)."""
-    proxies = _environment_proxies()
+    The client works the proxies out of the whole environment each time a Configuration is made
+    and again each time its host is set; here they are worked out once for each value of the
+    environment's proxy variables (a long-lived program whose proxy changes sees the change). A
+    kubeconfig's proxy-url still wins (the loader sets it after this)."""
+    proxies = _proxies_of(_proxy_variables())
     proxy = proxies.get(urllib.parse.urlsplit(server).scheme) or proxies.get("all") or ""
     configuration = copy.copy(_blank_configuration(proxy, proxies.get("no") or ""))
     # Nothing mutable is shared with the template or another session (the loader fills `api_key`).
@@ -136,8 +125,16 @@ def _blank_configuration(proxy: str, no_proxy: str) -> Configuration:
     return Configuration(proxy=proxy, no_proxy=no_proxy)
 
 
-@functools.lru_cache(maxsize=1)
-def _environment_proxies() -> dict[str, str]:
+def _proxy_variables() -> tuple[tuple[str, str], ...]:
+    """What urllib reads of the environment for the proxies: `*_proxy` in either case, and
+    REQUEST_METHOD (under which it ignores HTTP_PROXY)."""
+    return tuple((name, value) for name, value in os.environ.items()
+                 if name[-6:].lower() == "_proxy" or name == "REQUEST_METHOD")
+
+
+@functools.lru_cache(maxsize=8)
+def _proxies_of(variables: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The proxies of those variables (`variables` is the key: read by `getproxies` itself)."""
     return urllib.request.getproxies()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -19,7 +20,7 @@ import yaml
 
 from aicr_core.errors import AicrError, Code, shown_argument
 from aicr_core.session import bounded_json, bounded_yaml
-from aicr_core.session.text import first_line
+from aicr_core.session.quoting import first_line
 
 ITEMS = ("clusters", "contexts", "users")
 DEFAULT_LOCATION = "~/.kube/config"
@@ -71,23 +72,40 @@ def _key(path: Path) -> FileKey:
     return (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-# The merged kubeconfig by its files' keys: a command across 500 contexts of one file parses and
-# merges it once, not 500 times (each merge also grew with the file: the fleet's CPU went as the
-# square of its size). Sessions only read it: every entry a session changes is copied first
-# (kubeconfig.py copies the cluster and user deeply), so nothing one session loads, an exec plugin's
-# certificate say, reaches another's. The lock is held while a file is parsed, so that the
-# fleet's workers, starting together, do not all parse it at once.
-_MERGED: dict[tuple[FileKey, ...], Merged] = {}
+# The merged kubeconfig of each list of files, with the files' keys it was read at: a command across
+# 500 contexts of one file parses and merges it once, not 500 times (each merge also grew with the
+# file: the fleet's CPU went as the square of its size). A file changed since is read again, and its
+# old merge dropped; at most MAX_MERGED lists of files are kept, the least recently used dropped
+# first, so a long-lived program does not grow with every kubeconfig it was ever given. Sessions only
+# read a merge: every entry a session changes is copied first (kubeconfig.py copies the cluster and
+# user deeply), so nothing one session loads, an exec plugin's certificate say, reaches another's.
+# The lock is held while a file is parsed, so that the fleet's workers, starting together, do not
+# all parse it at once.
+MAX_MERGED = 16
+_MERGED: OrderedDict[tuple[str, ...], tuple[tuple[FileKey, ...], Merged]] = OrderedDict()
 _MERGED_LOCK = threading.Lock()
 
 
 def merged(found: list[tuple[FileKey, Path]]) -> Merged:
-    key = tuple(file_key for file_key, _ in found)
+    paths = tuple(file_key[0] for file_key, _ in found)
+    keys = tuple(file_key for file_key, _ in found)
     with _MERGED_LOCK:
-        result = _MERGED.get(key)
-        if result is None:
-            result = _MERGED[key] = _merge([(path, parse(path)) for _, path in found])
+        kept = _MERGED.get(paths)
+        if kept is not None and kept[0] == keys:
+            _MERGED.move_to_end(paths)
+            return kept[1]
+        result = _merge([(path, parse(path)) for _, path in found])
+        _MERGED[paths] = (keys, result)
+        _MERGED.move_to_end(paths)
+        while len(_MERGED) > MAX_MERGED:
+            _MERGED.popitem(last=False)
     return result
+
+
+def cached() -> int:
+    """How many merged kubeconfigs the process holds (for tests)."""
+    with _MERGED_LOCK:
+        return len(_MERGED)
 
 
 def parse(path: Path) -> dict[str, Any]:

@@ -11,7 +11,7 @@ made as urllib3 makes its own, and hands it to each connection in place of the f
 What is shared carries nothing of one cluster to another:
 - the key is the material itself, read from the files at each connect (a file changed under a
   long command is taken as it is then) or given as data (a kubeconfig's CA data is kept in
-  memory: aicr_core.session.kubeconfig), so two clusters share a context only when they trust
+  memory: aicr_core.session.client_adapter), so two clusters share a context only when they trust
   the same CA and present the same client certificate;
 - the connection's CA and certificate files are cleared once it has the context, so urllib3
   never loads another cluster's CA into a shared context (it would, were both given);
@@ -20,18 +20,24 @@ What is shared carries nothing of one cluster to another:
   and ALPN at each connect, to the values it was made with.
 A CA folder (`ca_cert_dir`) or a key password (neither comes from a kubeconfig) is left to
 urllib3, unshared.
+
+The process keeps at most MAX_CONTEXTS of them, the least recently used dropped first (a context
+in use by a connection stays that connection's): a fleet of 500 clusters, each with a CA of its
+own, fits; a long-lived program whose clusters rotate their certificates does not grow for ever.
 """
 from __future__ import annotations
 
 import hashlib
 import ssl
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import urllib3
 from urllib3.util.ssl_ import create_urllib3_context, resolve_cert_reqs, resolve_ssl_version
 
-_CONTEXTS: dict[tuple[Any, ...], ssl.SSLContext] = {}
+MAX_CONTEXTS = 1024
+_CONTEXTS: OrderedDict[tuple[Any, ...], ssl.SSLContext] = OrderedDict()  # least recently used first
 _LOCK = threading.Lock()
 
 
@@ -47,11 +53,15 @@ def share(conn: Any) -> None:
            conn.ssl_maximum_version, *(_digest(m) for m in material))
     with _LOCK:
         context = _CONTEXTS.get(key)
+        if context is not None:
+            _CONTEXTS.move_to_end(key)
     if context is None:
         context = _new_context(conn, ca_file, ca_data, cert_file, key_file, material[3])
         if (_read(ca_file), _read(cert_file), _read(key_file)) == (material[0], material[2], material[3]):
             with _LOCK:  # not a file changed while it was loaded: the context holds what its key says
                 context = _CONTEXTS.setdefault(key, context)
+                while len(_CONTEXTS) > MAX_CONTEXTS:
+                    _CONTEXTS.popitem(last=False)
     conn.ssl_context = context
     conn.ca_certs = conn.ca_cert_data = conn.cert_file = conn.key_file = None
 
@@ -81,10 +91,13 @@ def _new_context(conn: Any, ca_file: str | None, ca_data: str | bytes | None, ce
 
 def _file_refusal(ca_data: str) -> Exception | None:
     """What OpenSSL says of this CA text read from a file: a kubeconfig's CA data is kept in memory
-    (aicr_core.session.kubeconfig), and a bad one is refused with the words it had as the client's file."""
+    (aicr_core.session.client_adapter), and a bad one is refused with the words it had as the client's file."""
     import tempfile
 
-    with tempfile.NamedTemporaryFile("w", encoding="ascii", suffix=".crt") as file:
+    from aicr_core import process_owner
+
+    with process_owner.temp_folder() as folder, \
+            tempfile.NamedTemporaryFile("w", encoding="ascii", suffix=".crt", dir=folder) as file:
         file.write(ca_data)
         file.flush()
         try:

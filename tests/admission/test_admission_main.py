@@ -84,6 +84,39 @@ def test_log_lines_are_json_and_library_warnings_join_them() -> None:
         "error": "Connection pool is full, discarding connection: x"})
 
 
+def test_library_records_reach_the_json_log_through_the_servers_owner() -> None:
+    """What run() installs: a server's owner whose library log is the JSON log. The root logger keeps the
+    handlers it had, plus the owner's one; a connect's records stay the connect's, not log lines."""
+    from aicr_core import process_owner
+
+    out = io.StringIO()
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    owner = process_owner.ProcessOwner.server("aicr-admission", library_log=LibraryLog(JsonLog(out)))
+    with process_owner.installed(owner):
+        compare(root.handlers[:len(handlers)], expected=handlers)
+        assert not process_owner.current().prompts_allowed() and not owner.alarm_signal and not owner.pauses_gc
+        logging.getLogger("urllib3.connectionpool").warning("Connection pool is full, discarding connection: %s", "x")
+        with process_owner.library_records():
+            logging.getLogger().error("exec: missing token")
+    compare(root.handlers, expected=handlers)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    compare([{k: v for k, v in line.items() if k != "time"} for line in lines], expected=[{
+        "level": "warning", "msg": "library", "logger": "urllib3.connectionpool",
+        "error": "Connection pool is full, discarding connection: x"}])
+
+
+def test_run_leaves_the_root_loggers_handlers_to_the_owner() -> None:
+    """run() installs the owner before it connects, and no longer replaces the root logger's handlers."""
+    import inspect
+
+    from aicr_admission import main
+
+    source = inspect.getsource(main.run)
+    assert "handlers[:]" not in source and "getLogger()" not in source, source
+    assert source.index("process_owner.install(") < source.index("service_session("), source
+
+
 def test_the_webhook_imports_no_command_module() -> None:
     """It decides through the core (aicr_core.domain.write_decision), as the commands do, not through them."""
     import ast

@@ -57,16 +57,17 @@ def test_lost_races_name_the_winner_or_say_conflict() -> None:
 
 
 def test_the_kubernetes_clients_log_is_collected_not_printed() -> None:
-    from aicr_core.session.kube import _ClientErrors
+    """Under the command line's owner, what the client logs while a session loads is collected (the
+    session's error), and what it logs otherwise is not printed: errors are ours to print."""
+    from aicr_core import process_owner
 
-    handler = _ClientErrors.install()
-    try:
+    with process_owner.installed(process_owner.ProcessOwner.command_line()):
         with OutputCapture(separate=True) as output:  # without a handler, logging would print to stderr
-            logging.getLogger().error("exec: process returned 1. detail\nsecond line")
+            with process_owner.library_records() as records:
+                logging.getLogger().error("exec: process returned 1. detail\nsecond line")
+            logging.getLogger().error("a library's warning outside any connect")
         output.compare(stdout="", stderr="")
-        compare(handler.messages, expected=["exec: process returned 1. detail"])
-    finally:
-        logging.getLogger().removeHandler(handler)
+        compare([r.getMessage() for r in records], expected=["exec: process returned 1. detail\nsecond line"])
 
 
 def test_the_policy_loader_logs_nothing_when_no_policy_is_installed() -> None:
@@ -87,8 +88,9 @@ def test_library_warnings_become_one_warning_line() -> None:
     compare(app.stderr.getvalue(), expected="warning: Could not load 'ticket': No module named 'x'\n")
 
 
-def test_the_session_never_retries_and_installs_one_log_handler(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A retry would run behind the shared deadline's back; handlers must not pile up per connect."""
+def test_the_session_never_retries_and_adds_no_log_handler(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A retry would run behind the shared deadline's back; a connect adds no handler (the process owner's
+    one is added once, when it is installed)."""
     import json
 
     from aicr_core.session import kube
@@ -99,11 +101,8 @@ def test_the_session_never_retries_and_installs_one_log_handler(tmp_path) -> Non
         "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}}],
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    try:
-        for _ in range(3):
-            cluster = kube.connect(str(kc), None)
-        compare(cluster.api.rest_client.pool_manager.connection_pool_kw["retries"].total, expected=False)
-        compare(sum(isinstance(h, kube._ClientErrors) for h in logging.getLogger().handlers), expected=1)
-    finally:
-        for handler in [h for h in logging.getLogger().handlers if isinstance(h, kube._ClientErrors)]:
-            logging.getLogger().removeHandler(handler)
+    handlers = list(logging.getLogger().handlers)
+    for _ in range(3):
+        cluster = kube.connect(str(kc), None)
+    compare(cluster.api.rest_client.pool_manager.connection_pool_kw["retries"].total, expected=False)
+    compare(logging.getLogger().handlers, expected=handlers)

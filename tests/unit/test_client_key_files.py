@@ -2,8 +2,8 @@
 
 The official client remembers one temporary file per content and published the name before writing
 it; a fleet's sessions with one client certificate, set up at once, then loaded an empty key
-("[SSL] PEM lib"). aicr_core.session.private_temp serialises the writer. Run in a child process:
-`use()` moves the process's temporary files and removes them at its exit.
+("[SSL] PEM lib"). aicr_core.session.client_adapter serialises the writer (it replaces it when imported).
+Run in a child process: the process's temporary files go to its private folder, removed at its exit.
 """
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ CHILD = r"""
 import sys, threading
 from kubernetes.config import kube_config
 if sys.argv[1] == "fixed":
-    from aicr_core.session import private_temp
-    private_temp.use()
+    import aicr_core.session.client_adapter
 content = "K" * (16 << 20)   # a large content: its write takes long enough for another thread to ask
 torn = []
 start = threading.Barrier(8)
@@ -55,8 +54,7 @@ ORDERED = r"""
 import sys, threading
 from kubernetes.config import kube_config
 if sys.argv[1] == "fixed":
-    from aicr_core.session import private_temp
-    private_temp.use()
+    import aicr_core.session.client_adapter
 writing, read = threading.Event(), threading.Event()
 
 class Key(str):

@@ -131,7 +131,7 @@ def test_the_members_cluster_keeps_only_what_an_inventory_may_say() -> None:
 
 
 def test_the_exec_extension_reaches_the_plugin_as_the_clusters_config() -> None:
-    from aicr_core.session.kubeconfig import exec_cluster
+    from aicr_core.session.exec_plugin import exec_cluster
 
     cluster = {"server": "https://gpu.example", "certificate-authority-data": "Q0E=", "tls-server-name": "gpu",
                "extensions": [{"name": "other", "extension": {}},
@@ -141,7 +141,7 @@ def test_the_exec_extension_reaches_the_plugin_as_the_clusters_config() -> None:
 
 
 def test_a_kubeconfig_clusters_ca_file_reaches_the_plugin_as_data(tmp_path: Any) -> None:
-    from aicr_core.session.kubeconfig import exec_cluster
+    from aicr_core.session.exec_plugin import exec_cluster
 
     (tmp_path / "ca.crt").write_text("CA")
     compare(exec_cluster({"server": "https://s", "certificate-authority": "ca.crt", "insecure-skip-tls-verify": False,

@@ -7,32 +7,29 @@ import threading
 
 from testfixtures import compare
 
-from aicr_core.session.kube import _ClientErrors
+from aicr_core import process_owner
 
 
 def test_client_errors_are_kept_per_thread() -> None:
-    handler = _ClientErrors.install()
     loaded, logged, seen = threading.Event(), threading.Event(), {}
 
     def failing() -> None:
-        _ClientErrors.install()
-        logging.getLogger().error("exec: missing token or clientCertificateData field")
-        logged.set()
-        loaded.wait(5)
-        seen["failing"] = list(handler.messages)
+        with process_owner.library_records() as records:
+            logging.getLogger().error("exec: missing token or clientCertificateData field")
+            logged.set()
+            loaded.wait(5)
+        seen["failing"] = [r.getMessage() for r in records]
 
     def healthy() -> None:
-        _ClientErrors.install()
-        logged.wait(5)
-        seen["healthy"] = list(handler.messages)
+        with process_owner.library_records() as records:
+            logged.wait(5)
+        seen["healthy"] = [r.getMessage() for r in records]
         loaded.set()
 
-    try:
+    with process_owner.installed(process_owner.ProcessOwner.server("test")):
         threads = [threading.Thread(target=failing), threading.Thread(target=healthy)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(10)
-    finally:
-        logging.getLogger().removeHandler(handler)
     compare(seen, expected={"failing": ["exec: missing token or clientCertificateData field"], "healthy": []})
