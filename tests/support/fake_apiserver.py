@@ -133,6 +133,7 @@ class FakeApiServer:
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> FakeApiServer:
+        self.listener.settimeout(0.1)  # here, not in the thread: a stop before the thread runs closes it
         thread = threading.Thread(target=self._accept, daemon=True)
         thread.start()
         self._threads.append(thread)
@@ -150,7 +151,6 @@ class FakeApiServer:
             thread.join(timeout=5)
 
     def _accept(self) -> None:
-        self.listener.settimeout(0.1)
         while not self._stop.is_set():
             try:
                 conn, _ = self.listener.accept()
