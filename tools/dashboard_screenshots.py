@@ -40,7 +40,7 @@ import testbed  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 URL_LINE = re.compile(r"(http://(\[[0-9a-fA-F:]+\]|[0-9.]+):(\d+)/\?token=([A-Za-z0-9_-]{32,}))")
-VIEWPORT = {"width": 1280, "height": 800}
+VIEWPORT: Any = {"width": 1280, "height": 800}  # Playwright's ViewportSize
 WAIT_SECONDS = 120
 SETTLE_MS = 1000
 

@@ -460,13 +460,19 @@ def test_an_injected_inline_script_does_not_run(fleet: Planes, alice: Dashboard,
     settled(api, LAB, waiting)
     settled(api, LAB, approved)
     dialogs: list[str] = []
-    context.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def record(dialog: Any) -> None:  # an alert() that ran
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", record)
     page.reload()
     for target in (alice.page_url(LAB, waiting), alice.page_url(LAB, approved)):
         page.goto(target)
         expect(page.locator("body")).to_contain_text("<script>window.__aicrInjected")  # shown, as text
         compare(page.evaluate("() => window.__aicrInjected === undefined"), expected=True)
     live = context.new_page()  # the live rows too: a change arriving by the event stream stays text
+    live.on("dialog", record)
     live.goto(alice.page_url(LAB, waiting))
     fleet.seeders[LAB].set_rollout_status(waiting, {"message": f"changed {script}{handler}"})
     expect(live.locator("body")).to_contain_text("changed <script>", timeout=LIVE_SECONDS * MS)
