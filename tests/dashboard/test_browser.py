@@ -342,7 +342,8 @@ def operator_moves(fleet: Planes, context: str, name: str) -> tuple[str, str]:
     from aicr_core.domain import rollouts
 
     cluster = demo_operator.Cluster(context, fleet.planes[context])
-    obj = cluster.custom.get_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts", name)
+    obj: dict[str, Any] = cluster.custom.get_cluster_custom_object(testbed.GROUP, testbed.VERSION,
+                                                                   "runtimerollouts", name)
     rollout = rollouts.parse_rollout(obj)
     status = demo_operator.next_status(rollout, dt.datetime.now(dt.timezone.utc))
     assert status is not None, f"the operator has nothing to do for {name} in {rollout.phase}"
