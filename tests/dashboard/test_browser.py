@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from testfixtures import compare
@@ -342,8 +342,8 @@ def operator_moves(fleet: Planes, context: str, name: str) -> tuple[str, str]:
     from aicr_core.domain import rollouts
 
     cluster = demo_operator.Cluster(context, fleet.planes[context])
-    obj: dict[str, Any] = cluster.custom.get_cluster_custom_object(testbed.GROUP, testbed.VERSION,
-                                                                   "runtimerollouts", name)
+    obj = cast(dict[str, Any], cluster.custom.get_cluster_custom_object(testbed.GROUP, testbed.VERSION,
+                                                                        "runtimerollouts", name))
     rollout = rollouts.parse_rollout(obj)
     status = demo_operator.next_status(rollout, dt.datetime.now(dt.timezone.utc))
     assert status is not None, f"the operator has nothing to do for {name} in {rollout.phase}"
