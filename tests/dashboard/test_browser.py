@@ -355,24 +355,41 @@ def operator_moves(fleet: Planes, context: str, name: str) -> tuple[str, str]:
 
 def test_the_operator_moves_a_rollout_and_the_page_follows(
         fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
-    _, page = as_alice
+    """The rollout's page follows its phase, and the inbox its row, as the operator stand-in moves it on."""
+    context, page = as_alice
     name = fleet.seeders[EU].rollout(approval=APPROVED, records=[])  # no after-apply steps: it runs to its end
     settled(Api(alice), EU, name)
     page.goto(alice.page_url(EU, name))
     ends_no_navigation(page)
-    body = page.locator("body")
-    expect(body).to_contain_text("AwaitingApproval")
+    phase = page.locator("body")
+    expect(phase).to_contain_text("AwaitingApproval")
     seen = []
     while True:
-        phase, message = operator_moves(fleet, EU, name)
-        seen.append(phase)
-        expect(body).to_contain_text(phase, timeout=LIVE_SECONDS * MS)
-        expect(body).to_contain_text(message, timeout=LIVE_SECONDS * MS)
-        if phase == "Ended":
+        moved, _ = operator_moves(fleet, EU, name)
+        seen.append(moved)
+        expect(phase).to_contain_text(moved, timeout=LIVE_SECONDS * MS)
+        if moved == "Ended":
             break
         assert len(seen) < 10, seen
-    expect(body).to_contain_text("Succeeded", timeout=LIVE_SECONDS * MS)
+    expect(phase).to_contain_text("Succeeded", timeout=LIVE_SECONDS * MS)
     assert "Progressing" in seen and "Validating" in seen, seen
+    assert not_reloaded(page), "the page was reloaded"
+
+
+def test_the_rollout_page_follows_its_steps_and_message(
+        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
+    """What describe shows beside the phase follows too: the message, the steps' states (docs/dashboard.md:
+    the pages update by themselves when a rollout changes)."""
+    _, page = as_alice
+    name = fleet.seeders[EU].rollout(approval=APPROVED, records=[])
+    settled(Api(alice), EU, name)
+    page.goto(alice.page_url(EU, name))
+    ends_no_navigation(page)
+    body = page.locator("body")
+    for _ in range(2):  # Progressing, its first step in flight; then the second
+        _, message = operator_moves(fleet, EU, name)
+        expect(body).to_contain_text(message, timeout=LIVE_SECONDS * MS)
+    expect(body).to_contain_text("Ready", timeout=LIVE_SECONDS * MS)
     assert not_reloaded(page), "the page was reloaded"
 
 
@@ -467,17 +484,20 @@ def test_an_injected_inline_script_does_not_run(fleet: Planes, alice: Dashboard,
         dialog.dismiss()
 
     page.on("dialog", record)
-    page.reload()
     for target in (alice.page_url(LAB, waiting), alice.page_url(LAB, approved)):
         page.goto(target)
         expect(page.locator("body")).to_contain_text("<script>window.__aicrInjected")  # shown, as text
         compare(page.evaluate("() => window.__aicrInjected === undefined"), expected=True)
-    live = context.new_page()  # the live rows too: a change arriving by the event stream stays text
-    live.on("dialog", record)
-    live.goto(alice.page_url(LAB, waiting))
-    fleet.seeders[LAB].set_rollout_status(waiting, {"message": f"changed {script}{handler}"})
-    expect(live.locator("body")).to_contain_text("changed <script>", timeout=LIVE_SECONDS * MS)
-    compare(live.evaluate("() => window.__aicrInjected === undefined"), expected=True)
+    # the live rows too: text arriving by the event stream (here what the inbox shows of an acknowledgement
+    # that waits: the release, from the cluster) stays text
+    page.goto(f"{alice.origin}/")
+    ends_no_navigation(page)
+    late = fleet.seeders[LAB].rollout(phase="AwaitingAcknowledgement", approval=APPROVED,
+                                      awaiting_release=f"nvsentinel{script}{handler}")
+    expect(link(page, LAB, late)).to_have_count(1, timeout=LIVE_SECONDS * MS)
+    expect(page.locator("body")).to_contain_text("nvsentinel<script>window.__aicrInjected")
+    compare(page.evaluate("() => window.__aicrInjected === undefined"), expected=True)
+    assert not_reloaded(page), "the page was reloaded"
     compare(dialogs, expected=[])
 
 

@@ -80,9 +80,11 @@ class Dashboard:
     @classmethod
     def start(cls, kubectl: str, home: Path, cwd: Path, kubeconfig: Path, *args: str,
               env: dict[str, str] | None = None) -> Dashboard:
+        runtime = home / "run"  # the URL file's folder ($XDG_RUNTIME_DIR): in the test's own, not the machine's
+        runtime.mkdir(mode=0o700, exist_ok=True)
         proc = subprocess.Popen([kubectl, "aicr", "dashboard", *args], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=cwd,
-                                env=aicr_env(home, kubeconfig, **(env or {})))
+                                env=aicr_env(home, kubeconfig, XDG_RUNTIME_DIR=str(runtime), **(env or {})))
         dashboard = cls(proc)
         dashboard._reader = threading.Thread(target=dashboard._drain, daemon=True)
         dashboard._reader.start()
