@@ -201,7 +201,7 @@ class Fleet:
     def approve(self, index: int, name: str) -> None:
         member = self.members[index]
         obj = member.collections[standins.ROLLOUTS_PATH].objects[name]
-        approval = {"user": "bob", "reason": "bench", "expires": standins.testbed.rfc3339(
+        approval = {"user": "bob", "reason": "bench", "expires": standins.envtest.rfc3339(
             dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1))}
         self.loop.put(member, standins.ROLLOUTS_PATH, {**obj, "spec": {**obj["spec"], "approval": approval}})
 

@@ -35,14 +35,24 @@ TOOLS = Path(__file__).resolve().parent
 ROOT = TOOLS.parent
 sys.path.insert(0, str(TOOLS))
 
+import envtest  # noqa: E402
+
 import demo_fleet  # noqa: E402
-import testbed  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 URL_LINE = re.compile(r"(http://(\[[0-9a-fA-F:]+\]|[0-9.]+):(\d+)/\?token=([A-Za-z0-9_-]{32,}))")
 VIEWPORT: Any = {"width": 1280, "height": 800}  # Playwright's ViewportSize
 WAIT_SECONDS = 120
 SETTLE_MS = 1000
+
+
+MAX_CLUSTERS = 8  # as tools/testbed.py demo allows: each plane is an etcd and a kube-apiserver
+
+
+def cluster_count(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_CLUSTERS:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_CLUSTERS}")
+    return int(text)
 
 
 def start_dashboard(kubeconfig: Path, home: Path) -> tuple[subprocess.Popen[str], str, str]:
@@ -132,8 +142,8 @@ def shoot(url: str, origin: str, rollout: str, out: Path) -> list[Path]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python tools/dashboard_screenshots.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clusters", type=testbed.cluster_count, default=3, metavar="N",
-                        help="how many of the demo's control planes (default 3)")
+    parser.add_argument("--clusters", type=cluster_count, default=3, metavar="N",
+                        help=f"how many of the demo's control planes (1 to {MAX_CLUSTERS}; default 3)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images", help="where the PNGs go")
     args = parser.parse_args(argv)
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # kubectl
@@ -142,7 +152,7 @@ def main(argv: list[str]) -> int:
     threads: list[Any] = []
     proc = None
     try:
-        testbed.find_binaries(build=True)
+        envtest.find_binaries(build=True)
         members, threads = demo_fleet.start_planes(folder, args.clusters)
         names = demo_fleet.seed(members)
         kubeconfig = folder / "kubeconfig"
@@ -157,7 +167,7 @@ def main(argv: list[str]) -> int:
         for path in shoot(url, origin, rollout, args.out):
             print(f"wrote {path}")
         return 0
-    except testbed.TestbedError as err:
+    except envtest.TestbedError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

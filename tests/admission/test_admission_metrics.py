@@ -5,6 +5,8 @@ import math
 import subprocess
 import urllib.request
 
+import envtest
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from testfixtures import compare
 
@@ -14,7 +16,6 @@ from aicr_admission.review import Answer
 from aicr_core.domain.policy_engine import load_policies
 from aicr_core.errors import AicrError, Code
 
-import testbed
 from support import monitoring_stack
 
 
@@ -63,7 +64,7 @@ def test_metrics_are_served_in_prometheus_text_on_their_own_port() -> None:
     metrics.reviewed("approve", "allow", 0.002)
     metrics.reviewed("approve", "allow", 0.004)
     metrics.connections.inc()
-    port = metrics.serve("127.0.0.1", testbed.free_port())
+    port = metrics.serve("127.0.0.1", envtest.free_port())
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             text = resp.read().decode()
@@ -82,7 +83,7 @@ def test_metrics_are_served_in_prometheus_text_on_their_own_port() -> None:
 
 
 def served_text(metrics: Metrics) -> str:
-    port = metrics.serve("127.0.0.1", testbed.free_port())
+    port = metrics.serve("127.0.0.1", envtest.free_port())
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             return resp.read().decode()
@@ -90,6 +91,7 @@ def served_text(metrics: Metrics) -> str:
         metrics.stop()
 
 
+@pytest.mark.monitoring  # promtool
 def test_no_created_series_and_promtool_finds_nothing_to_report() -> None:
     """prometheus_client adds a `_created` series beside every counter and histogram unless told not to."""
     metrics = Metrics()

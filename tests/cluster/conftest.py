@@ -1,25 +1,16 @@
-"""Every test here runs against the real control plane: marked `cluster` here, not one by one."""
+"""Every test here runs against the real control plane: marked `cluster` by tests/conftest.py, not one by one."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
+import envtest
 import pytest
 
-import testbed
 from support.fleet_planes import Fleet, three_planes
-
-HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.cluster)
 
 
 @pytest.fixture(scope="session")
-def fleet(plane: testbed.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+def fleet(plane: envtest.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     """Three planes (the session's and two more) and a kubeconfig naming them and a down one: the fleet's
     tests share them (contexts and ClusterProfiles), so the two more start once a session."""
     yield from three_planes(plane, tmp_path_factory.mktemp("fleet"))

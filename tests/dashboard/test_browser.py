@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import envtest
 import pytest
 from testfixtures import compare
 
 import demo_fleet
 import demo_operator
-import testbed
 from support.browser import EVIL_HOST, Api, Dashboard, chromium, eventually, rollout_path
 
 try:
@@ -44,12 +44,12 @@ MS = 1000
 APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "maintenance window"}
 
 
-class Planes:
+class Clusters:
     """The fleet of the module: {context: (plane, seeder)} and a kubeconfig per user naming both."""
 
-    def __init__(self, planes: dict[str, testbed.ControlPlane], folder: Path) -> None:
+    def __init__(self, planes: dict[str, envtest.ControlPlane], folder: Path) -> None:
         self.planes = planes
-        self.seeders = {context: testbed.Seeder(plane) for context, plane in planes.items()}
+        self.seeders = {context: envtest.Seeder(plane) for context, plane in planes.items()}
         self.folder = folder
 
     def kubeconfig(self, user: str) -> Path:
@@ -64,10 +64,10 @@ class Planes:
 
 
 @pytest.fixture(scope="module")
-def fleet(plane: testbed.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planes]:
-    extra = testbed.ControlPlane().start()  # on this thread: its processes die with the thread that started them
+def clusters(plane: envtest.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
+    extra = envtest.ControlPlane().start()  # on this thread: its processes die with the thread that started them
     try:
-        yield Planes({LAB: plane, EU: extra}, tmp_path_factory.mktemp("dashboard-fleet"))
+        yield Clusters({LAB: plane, EU: extra}, tmp_path_factory.mktemp("dashboard-fleet"))
     finally:
         extra.stop()
 
@@ -77,21 +77,21 @@ def browser() -> Iterator[Browser]:
     yield from chromium()
 
 
-def start_dashboard(kubectl: str, fleet: Planes, user: str, folder: Path, *args: str) -> Dashboard:
+def start_dashboard(kubectl: str, clusters: Clusters, user: str, folder: Path, *args: str) -> Dashboard:
     (folder / "home").mkdir(exist_ok=True)
-    return Dashboard.start(kubectl, folder / "home", folder, fleet.kubeconfig(user), "--all-contexts", *args)
+    return Dashboard.start(kubectl, folder / "home", folder, clusters.kubeconfig(user), "--all-contexts", *args)
 
 
 @pytest.fixture(scope="module")
-def alice(kubectl: str, fleet: Planes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    dashboard = start_dashboard(kubectl, fleet, "alice", tmp_path_factory.mktemp("alice"))
+def alice(kubectl: str, clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    dashboard = start_dashboard(kubectl, clusters, "alice", tmp_path_factory.mktemp("alice"))
     yield dashboard
     dashboard.stop()
 
 
 @pytest.fixture(scope="module")
-def victor(kubectl: str, fleet: Planes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    dashboard = start_dashboard(kubectl, fleet, "victor", tmp_path_factory.mktemp("victor"))
+def victor(kubectl: str, clusters: Clusters, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    dashboard = start_dashboard(kubectl, clusters, "victor", tmp_path_factory.mktemp("victor"))
     yield dashboard
     dashboard.stop()
 
@@ -150,12 +150,12 @@ def not_reloaded(page: Page) -> bool:
 
 # -- the inbox ---------------------------------------------------------------------------------------
 
-def test_alice_sees_the_inbox(fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
+def test_alice_sees_the_inbox(clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
     context, page = as_alice
     now = dt.datetime.now(dt.timezone.utc)
-    later = fleet.seeders[LAB].rollout(deadline=now + dt.timedelta(hours=5))
-    sooner = fleet.seeders[EU].rollout(deadline=now + dt.timedelta(hours=1))
-    approved = fleet.seeders[LAB].rollout(approval=APPROVED)  # waits for nobody: not in the inbox
+    later = clusters.seeders[LAB].rollout(deadline=now + dt.timedelta(hours=5))
+    sooner = clusters.seeders[EU].rollout(deadline=now + dt.timedelta(hours=1))
+    approved = clusters.seeders[LAB].rollout(approval=APPROVED)  # waits for nobody: not in the inbox
     api = Api(alice)
     settled(api, LAB, later)
     settled(api, EU, sooner)
@@ -185,7 +185,7 @@ def test_alice_sees_the_inbox(fleet: Planes, alice: Dashboard, as_alice: tuple[B
 
 
 def test_a_rollout_created_after_the_page_loaded_appears_without_a_reload(
-        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page],
+        clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page],
         record_property: Any) -> None:
     _, page = as_alice
     Api(alice).wait_listed([LAB, EU])
@@ -193,7 +193,7 @@ def test_a_rollout_created_after_the_page_loaded_appears_without_a_reload(
     shown: dict[str, float] = {}
     for context in (LAB, EU):
         started = time.monotonic()
-        name = fleet.seeders[context].rollout()
+        name = clusters.seeders[context].rollout()
         expect(link(page, context, name)).to_have_count(1, timeout=LIVE_SECONDS * MS)
         shown[context] = time.monotonic() - started
     assert not_reloaded(page), "the page was reloaded"
@@ -203,9 +203,9 @@ def test_a_rollout_created_after_the_page_loaded_appears_without_a_reload(
 # -- writes ------------------------------------------------------------------------------------------
 
 def test_alice_approves_with_a_reason_and_a_second_tab_follows(
-        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
+        clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
     context, inbox = as_alice
-    name = fleet.seeders[EU].rollout()
+    name = clusters.seeders[EU].rollout()
     settled(Api(alice), EU, name)
     inbox.reload()
     expect(link(inbox, EU, name)).to_have_count(1)
@@ -221,7 +221,7 @@ def test_alice_approves_with_a_reason_and_a_second_tab_follows(
     expect(page.locator("body")).to_contain_text(
         re.compile(rf"rollout {re.escape(name)} approved by alice until \d{{4}}-\d\d-\d\dT"))
     compare(page.url, expected=alice.page_url(EU, name))  # the outcome is kept on the server, not in the URL
-    written = fleet.stored(EU, name)["spec"]["approval"]
+    written = clusters.stored(EU, name)["spec"]["approval"]
     compare((written["user"], written["reason"]), expected=("alice", reason))
     expect(page.locator("body")).to_contain_text(f"kubectl aicr approve {name}")  # the command that does the same
     # the other tab follows: the rollout no longer waits for a person
@@ -233,16 +233,16 @@ def test_alice_approves_with_a_reason_and_a_second_tab_follows(
 
 
 def test_victor_sees_why_he_may_not_approve_and_a_forced_post_is_forbidden(
-        fleet: Planes, victor: Dashboard, as_victor: tuple[BrowserContext, Page]) -> None:
+        clusters: Clusters, victor: Dashboard, as_victor: tuple[BrowserContext, Page]) -> None:
     _, page = as_victor
-    name = fleet.seeders[LAB].rollout()
+    name = clusters.seeders[LAB].rollout()
     settled(Api(victor), LAB, name)
     page.reload()
     expect(page.locator("body")).to_contain_text("victor")  # the cluster lines: who the API server says he is
     page.goto(victor.page_url(LAB, name))
     expect(form(page, "approve")).to_have_count(0)  # no button his RBAC would refuse
     expect(page.locator("body")).to_contain_text(re.compile(r"may not approve|not allowed|cannot approve", re.I))
-    before = fleet.stored(LAB, name)["metadata"]["resourceVersion"]
+    before = clusters.stored(LAB, name)["metadata"]["resourceVersion"]
     # forced: the form the page would not offer, with the session's form token from the page (the Check's)
     with page.expect_navigation():
         page.evaluate("""([action, reason]) => {
@@ -261,12 +261,12 @@ def test_victor_sees_why_he_may_not_approve_and_a_forced_post_is_forbidden(
             forced.submit();
         }""", [f"{rollout_path(LAB, name)}/approve", "CHG-1 forced"])
     expect(page.locator("body")).to_contain_text("error: [FORBIDDEN]")
-    compare(fleet.stored(LAB, name)["metadata"]["resourceVersion"], expected=before)
-    compare(fleet.stored(LAB, name)["spec"].get("approval"), expected=None)
+    compare(clusters.stored(LAB, name)["metadata"]["resourceVersion"], expected=before)
+    compare(clusters.stored(LAB, name)["spec"].get("approval"), expected=None)
 
 
 @pytest.fixture
-def reason_policy(fleet: Planes) -> Iterator[str]:
+def reason_policy(clusters: Clusters) -> Iterator[str]:
     """The lab cluster's policy file: a reason must cite a change ticket. Removed after, whatever happens."""
     message = "cite a change ticket (CHG-1234) first"
     policy = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy",
@@ -274,7 +274,7 @@ def reason_policy(fleet: Planes) -> Iterator[str]:
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                  "metadata": {"name": "aicr-approval-policy", "namespace": "aicr-system"},
                  "data": {"policy.yaml": json.dumps(policy)}}
-    plane = fleet.planes[LAB]
+    plane = clusters.planes[LAB]
     plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
     plane.kubectl("create", "-f", "-", input=json.dumps(configmap))
     yield message
@@ -282,9 +282,9 @@ def reason_policy(fleet: Planes) -> Iterator[str]:
 
 
 def test_a_policy_denial_shows_policy_denied_with_its_message(
-        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page], reason_policy: str) -> None:
+        clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page], reason_policy: str) -> None:
     _, page = as_alice
-    name = fleet.seeders[LAB].rollout()
+    name = clusters.seeders[LAB].rollout()
     settled(Api(alice), LAB, name)
     page.goto(alice.page_url(LAB, name))
     # the Check first: it decides before the click, and writes nothing
@@ -299,15 +299,15 @@ def test_a_policy_denial_shows_policy_denied_with_its_message(
     submit(approve)
     expect(page.locator("body")).to_contain_text("error: [POLICY_DENIED]")
     expect(page.locator("body")).to_contain_text(f"reason-format: {reason_policy}")
-    compare(fleet.stored(LAB, name)["spec"].get("approval"), expected=None)
+    compare(clusters.stored(LAB, name)["spec"].get("approval"), expected=None)
 
 
 def test_a_read_only_dashboard_offers_no_action_and_refuses_a_forced_write(
-        kubectl: str, fleet: Planes, browser: Browser, tmp_path: Path) -> None:
-    dashboard = start_dashboard(kubectl, fleet, "alice", tmp_path, "--read-only")
+        kubectl: str, clusters: Clusters, browser: Browser, tmp_path: Path) -> None:
+    dashboard = start_dashboard(kubectl, clusters, "alice", tmp_path, "--read-only")
     context = None
     try:
-        name = fleet.seeders[LAB].rollout()
+        name = clusters.seeders[LAB].rollout()
         settled(Api(dashboard), LAB, name)
         context, page = signed_in(browser, dashboard)
         page.goto(dashboard.page_url(LAB, name))
@@ -327,7 +327,7 @@ def test_a_read_only_dashboard_offers_no_action_and_refuses_a_forced_write(
             }""", f"{rollout_path(LAB, name)}/approve")
         compare(answered.value.status, expected=403)
         expect(page.locator("body")).to_contain_text(re.compile("read-only", re.I))
-        compare(fleet.stored(LAB, name)["spec"].get("approval"), expected=None)
+        compare(clusters.stored(LAB, name)["spec"].get("approval"), expected=None)
     finally:
         if context is not None:
             context.close()
@@ -336,13 +336,13 @@ def test_a_read_only_dashboard_offers_no_action_and_refuses_a_forced_write(
 
 # -- the page follows the clusters -----------------------------------------------------------------
 
-def operator_moves(fleet: Planes, context: str, name: str) -> tuple[str, str]:
+def operator_moves(clusters: Clusters, context: str, name: str) -> tuple[str, str]:
     """One step of the demo's operator stand-in on this rollout alone (the session's plane is shared, so its
     loop, which moves every rollout, stays off); the phase and message written."""
     from aicr_core.domain import rollouts
 
-    cluster = demo_operator.Cluster(context, fleet.planes[context])
-    obj = cast(dict[str, Any], cluster.custom.get_cluster_custom_object(testbed.GROUP, testbed.VERSION,
+    cluster = demo_operator.Cluster(context, clusters.planes[context])
+    obj = cast(dict[str, Any], cluster.custom.get_cluster_custom_object(envtest.GROUP, envtest.VERSION,
                                                                         "runtimerollouts", name))
     rollout = rollouts.parse_rollout(obj)
     status = demo_operator.next_status(rollout, dt.datetime.now(dt.timezone.utc))
@@ -354,10 +354,10 @@ def operator_moves(fleet: Planes, context: str, name: str) -> tuple[str, str]:
 
 
 def test_the_operator_moves_a_rollout_and_the_page_follows(
-        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
+        clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
     """The rollout's page follows its phase, and the inbox its row, as the operator stand-in moves it on."""
     context, page = as_alice
-    name = fleet.seeders[EU].rollout(approval=APPROVED, records=[])  # no after-apply steps: it runs to its end
+    name = clusters.seeders[EU].rollout(approval=APPROVED, records=[])  # no after-apply steps: it runs to its end
     settled(Api(alice), EU, name)
     page.goto(alice.page_url(EU, name))
     ends_no_navigation(page)
@@ -365,7 +365,7 @@ def test_the_operator_moves_a_rollout_and_the_page_follows(
     expect(phase).to_contain_text("AwaitingApproval")
     seen = []
     while True:
-        moved, _ = operator_moves(fleet, EU, name)
+        moved, _ = operator_moves(clusters, EU, name)
         seen.append(moved)
         expect(phase).to_contain_text(moved, timeout=LIVE_SECONDS * MS)
         if moved == "Ended":
@@ -377,17 +377,17 @@ def test_the_operator_moves_a_rollout_and_the_page_follows(
 
 
 def test_the_rollout_page_follows_its_steps_and_message(
-        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
+        clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
     """What describe shows beside the phase follows too: the message, the steps' states (docs/dashboard.md:
     the pages update by themselves when a rollout changes)."""
     _, page = as_alice
-    name = fleet.seeders[EU].rollout(approval=APPROVED, records=[])
+    name = clusters.seeders[EU].rollout(approval=APPROVED, records=[])
     settled(Api(alice), EU, name)
     page.goto(alice.page_url(EU, name))
     ends_no_navigation(page)
     body = page.locator("body")
     for _ in range(2):  # Progressing, its first step in flight; then the second
-        _, message = operator_moves(fleet, EU, name)
+        _, message = operator_moves(clusters, EU, name)
         expect(body).to_contain_text(message, timeout=LIVE_SECONDS * MS)
     expect(body).to_contain_text("Ready", timeout=LIVE_SECONDS * MS)
     assert not_reloaded(page), "the page was reloaded"
@@ -434,24 +434,24 @@ class Attacker:
 
 @pytest.mark.parametrize("csrf", [None, "guessed-form-token"])
 def test_a_page_on_another_localhost_port_that_auto_submits_an_approval_writes_nothing(
-        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page], csrf: str | None) -> None:
+        clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page], csrf: str | None) -> None:
     context, _ = as_alice  # signed in: the browser holds the session cookie (SameSite=Strict: ports are one site)
-    name = fleet.seeders[LAB].rollout()
+    name = clusters.seeders[LAB].rollout()
     settled(Api(alice), LAB, name)
-    before = fleet.stored(LAB, name)["metadata"]["resourceVersion"]
+    before = clusters.stored(LAB, name)["metadata"]["resourceVersion"]
     page = context.new_page()
     with Attacker(alice.page_url(LAB, name) + "/approve", csrf) as attacker:
         with page.expect_response(lambda r: r.url.endswith("/approve") and r.request.method == "POST"
                                   and r.request.resource_type == "document") as answered:
             page.goto(attacker.url)
         compare(answered.value.status, expected=403)
-    compare(fleet.stored(LAB, name)["metadata"]["resourceVersion"], expected=before)
-    compare(fleet.stored(LAB, name)["spec"].get("approval"), expected=None)
+    compare(clusters.stored(LAB, name)["metadata"]["resourceVersion"], expected=before)
+    compare(clusters.stored(LAB, name)["spec"].get("approval"), expected=None)
 
 
-def test_a_host_name_mapped_to_loopback_is_refused(fleet: Planes, alice: Dashboard, browser: Browser) -> None:
+def test_a_host_name_mapped_to_loopback_is_refused(clusters: Clusters, alice: Dashboard, browser: Browser) -> None:
     """DNS rebinding: evil.test resolves to 127.0.0.1 in this browser; the dashboard refuses its Host, token or not."""
-    name = fleet.seeders[LAB].rollout()
+    name = clusters.seeders[LAB].rollout()
     settled(Api(alice), LAB, name)
     context = browser.new_context()
     try:
@@ -466,13 +466,13 @@ def test_a_host_name_mapped_to_loopback_is_refused(fleet: Planes, alice: Dashboa
         context.close()
 
 
-def test_an_injected_inline_script_does_not_run(fleet: Planes, alice: Dashboard,
+def test_an_injected_inline_script_does_not_run(clusters: Clusters, alice: Dashboard,
                                                 as_alice: tuple[BrowserContext, Page]) -> None:
     context, page = as_alice
     script = "<script>window.__aicrInjected = 'script'; alert('script')</script>"
     handler = "<img src=x onerror=\"window.__aicrInjected = 'handler'; alert('handler')\">"
-    waiting = fleet.seeders[LAB].rollout(message=f"waits {script}{handler}")
-    approved = fleet.seeders[LAB].rollout(phase="Progressing", message=f"moves {handler}",
+    waiting = clusters.seeders[LAB].rollout(message=f"waits {script}{handler}")
+    approved = clusters.seeders[LAB].rollout(phase="Progressing", message=f"moves {handler}",
                                           approval={**APPROVED, "reason": f"CHG-1 {script}"})
     api = Api(alice)
     settled(api, LAB, waiting)
@@ -492,7 +492,7 @@ def test_an_injected_inline_script_does_not_run(fleet: Planes, alice: Dashboard,
     # that waits: the release, from the cluster) stays text
     page.goto(f"{alice.origin}/")
     ends_no_navigation(page)
-    late = fleet.seeders[LAB].rollout(phase="AwaitingAcknowledgement", approval=APPROVED,
+    late = clusters.seeders[LAB].rollout(phase="AwaitingAcknowledgement", approval=APPROVED,
                                       awaiting_release=f"nvsentinel{script}{handler}")
     expect(link(page, LAB, late)).to_have_count(1, timeout=LIVE_SECONDS * MS)
     expect(page.locator("body")).to_contain_text("nvsentinel<script>window.__aicrInjected")
@@ -504,9 +504,9 @@ def test_an_injected_inline_script_does_not_run(fleet: Planes, alice: Dashboard,
 # -- a cluster that stops answering -------------------------------------------------------------------
 
 def test_a_stopped_plane_shows_as_disconnected_and_the_others_stay(
-        fleet: Planes, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
+        clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
     _, page = as_alice
-    kept = fleet.seeders[EU].rollout()
+    kept = clusters.seeders[EU].rollout()
     api = Api(alice)
     settled(api, EU, kept)
     page.reload()
@@ -514,7 +514,7 @@ def test_a_stopped_plane_shows_as_disconnected_and_the_others_stay(
     expect(link(page, EU, kept)).to_have_count(1)
     body = page.locator("body")
     expect(body).not_to_contain_text(re.compile("disconnected", re.I))
-    eu = fleet.planes[EU]
+    eu = clusters.planes[EU]
     eu.apiserver.kill()  # its etcd stays: restart_apiserver() brings it back on the same port, as it was
     eu.apiserver.wait()
     try:
@@ -523,7 +523,7 @@ def test_a_stopped_plane_shows_as_disconnected_and_the_others_stay(
         errors = api.rollouts()["errors"]
         compare([e["context"] for e in errors], expected=[EU])
         # the other cluster stays live
-        name = fleet.seeders[LAB].rollout()
+        name = clusters.seeders[LAB].rollout()
         expect(link(page, LAB, name)).to_have_count(1, timeout=LIVE_SECONDS * MS)
     finally:
         eu.restart_apiserver()
@@ -543,9 +543,9 @@ def url_file(dashboard: Dashboard) -> Path:
     return found[0]
 
 
-def test_the_page_logs_nothing_and_sigint_stops_it(kubectl: str, fleet: Planes, browser: Browser,
+def test_the_page_logs_nothing_and_sigint_stops_it(kubectl: str, clusters: Clusters, browser: Browser,
                                                    tmp_path: Path) -> None:
-    dashboard = start_dashboard(kubectl, fleet, "alice", tmp_path)
+    dashboard = start_dashboard(kubectl, clusters, "alice", tmp_path)
     try:
         written = url_file(dashboard)
         compare((dashboard.url in written.read_text(), written.stat().st_mode & 0o777), expected=(True, 0o600))
