@@ -49,9 +49,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT))
 
 import admission_load  # noqa: E402
+import envtest  # noqa: E402
 from admission_testbed import Webhook  # noqa: E402
-
-import testbed  # noqa: E402
 
 WEBHOOK = "policies.admission.aicr.run"
 POLICY = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {
@@ -103,7 +102,7 @@ def share_within(bound: float, cumulative: list[tuple[float, float]]) -> float:
     return next((count for le, count in cumulative if le == bound), math.nan) / total if total else math.nan
 
 
-def apiserver_metrics(plane: testbed.ControlPlane) -> Samples:
+def apiserver_metrics(plane: envtest.ControlPlane) -> Samples:
     from prometheus_client.parser import text_string_to_metric_families
 
     text = plane.kubectl("get", "--raw", "/metrics").stdout
@@ -119,7 +118,7 @@ def counter(samples: Samples, name: str) -> float:
 class Phase:
     """One run of writers, with the webhook's and the API server's metrics before and after."""
 
-    def __init__(self, plane: testbed.ControlPlane, hook: Webhook | None, names: list[str], writers: int) -> None:
+    def __init__(self, plane: envtest.ControlPlane, hook: Webhook | None, names: list[str], writers: int) -> None:
         self.writers = writers
         before_hook = hook.metrics() if hook else {}
         before_api = apiserver_metrics(plane)
@@ -142,7 +141,7 @@ class Phase:
         self.deciding = [float(d["decideMs"]) for d in lines if d.get("msg") == "decision"]
 
 
-def sigterm_under_load(plane: testbed.ControlPlane, hook: Webhook, names: list[str]) -> tuple[int, int, int, int]:
+def sigterm_under_load(plane: envtest.ControlPlane, hook: Webhook, names: list[str]) -> tuple[int, int, int, int]:
     """(writes, failed, written after SIGTERM, rollouts decided more than once)."""
     hook.restart("--shutdown-delay-duration=5s")
     assert hook.proc is not None
@@ -182,7 +181,7 @@ def main() -> int:
     args = parser.parse_args()
     n = args.rollouts
 
-    plane = testbed.ControlPlane()
+    plane = envtest.ControlPlane()
     print("starting etcd and kube-apiserver, then aicr-admission ...", flush=True)
     plane.start()
     hook = Webhook(plane)
@@ -194,7 +193,7 @@ def main() -> int:
         hook.register()
         while "active policies: change-window, max-approval, reason-format" not in hook.get("/readyz")[1]:
             time.sleep(0.1)
-        seeder = testbed.Seeder(plane)
+        seeder = envtest.Seeder(plane)
         print(f"seeding {3 * n + max(n, 600) + 100} rollouts ...", flush=True)
         warm, at8, at64, plain, term = ([seeder.rollout(steps=[], records=[]) for _ in range(size)]
                                         for size in (100, n, n, n, max(n, 600)))

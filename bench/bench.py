@@ -262,13 +262,13 @@ def big_rollout(seed: object) -> str:
 
 def cluster(runs: int, aicr_bin: Path, base_bin: Path, rev: str, kubectl: str, env: dict[str, str],
             frozen: tuple[Path, int] | None = None) -> None:
-    import testbed
+    import envtest
 
-    plane = testbed.ControlPlane().start()
+    plane = envtest.ControlPlane().start()
     try:
-        seed = testbed.Seeder(plane)
+        seed = envtest.Seeder(plane)
         env = dict(env, KUBECONFIG=str(plane.kubeconfig_for("alice")))
-        small = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
+        small = seed.rollout(report=json.dumps(envtest.SAMPLE_REPORT))
         big = big_rollout(seed)
         aicr, python = str(aicr_bin / "kubectl-aicr"), str(aicr_bin / "python")
         print(f"\nOn the local control plane ({load_average()} before the runs)", flush=True)
@@ -326,9 +326,8 @@ def policies(runs: int, aicr: str, plane: Any, seed: Any, env: dict[str, str]) -
     a second operator namespace, chosen with --operator-namespace; the admin approves, since only
     approvers of aicr-system may read ConfigMaps elsewhere.
     """
+    import envtest
     import yaml
-
-    import testbed
 
     namespace = "aicr-bench-policies"
     doc = yaml.safe_load((ROOT / "examples" / "approval-policy.yaml").read_text())
@@ -340,9 +339,9 @@ def policies(runs: int, aicr: str, plane: Any, seed: Any, env: dict[str, str]) -
     plane.kubectl("create", "-f", "-", input=json.dumps({
         "apiVersion": "v1", "kind": "ConfigMap", "data": {"policy.yaml": yaml.safe_dump(doc)},
         "metadata": {"name": "aicr-approval-policy", "namespace": namespace}}))
-    report = json.dumps(testbed.SAMPLE_REPORT)
+    report = json.dumps(envtest.SAMPLE_REPORT)
     admin = dict(env, KUBECONFIG=str(plane.kubeconfig_for("admin")))
-    admin_seed = testbed.Seeder(plane, user="admin")  # the operator's role covers aicr-system only
+    admin_seed = envtest.Seeder(plane, user="admin")  # the operator's role covers aicr-system only
     got = measure(runs, {
         "kubectl-aicr approve (no policy file)":
             lambda: [aicr, "approve", seed.rollout(report=report), "--reason", "CHG-1 bench"],

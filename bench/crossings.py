@@ -23,7 +23,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-import testbed  # noqa: E402
+import envtest  # noqa: E402
 
 PACKAGES = ("aicr_commands", "aicr_core")
 sites: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -45,10 +45,10 @@ def count(frame: FrameType, event: str, _arg: Any) -> None:
 
 
 def main() -> None:
-    plane = testbed.ControlPlane().start()
+    plane = envtest.ControlPlane().start()
     try:
-        digest = testbed.random_digest()
-        testbed.Seeder(plane).rollout(to=digest)
+        digest = envtest.random_digest()
+        envtest.Seeder(plane).rollout(to=digest)
         config = yaml.safe_load(plane.kubeconfig_for("alice").read_text())
         context = config["contexts"][0]["context"]
         config["contexts"] = [{"name": "a", "context": context}, {"name": "b", "context": context}]

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "tools") not in sys.path:
     sys.path.insert(0, str(ROOT / "tools"))
 
-import testbed  # noqa: E402
+import envtest  # noqa: E402
 
 ROLLOUTS_PATH = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 CONFIGMAPS_PATH = "/api/v1/namespaces/aicr-system/configmaps"
@@ -41,19 +41,19 @@ def documents(cluster: int, rollouts: int) -> tuple[bytes, bytes]:
     items, configmaps = [], []
     now = dt.datetime.now(dt.timezone.utc)
     for i in range(rollouts):
-        report = json.dumps(dict(testbed.SAMPLE_REPORT, summary=f"cluster {cluster} report {i}"))
-        digest = testbed.digest_of(report)
-        to = testbed.random_digest()
+        report = json.dumps(dict(envtest.SAMPLE_REPORT, summary=f"cluster {cluster} report {i}"))
+        digest = envtest.digest_of(report)
+        to = envtest.random_digest()
         items.append({
             "apiVersion": "operator.aicr.run/v1alpha1", "kind": "RuntimeRollout",
             "metadata": {"name": f"rollout-{to[7:23]}-1", "resourceVersion": str(100 + i),
-                         "creationTimestamp": testbed.rfc3339(now - dt.timedelta(minutes=i))},
+                         "creationTimestamp": envtest.rfc3339(now - dt.timedelta(minutes=i))},
             "spec": {"runtime": {"name": "cluster", "uid": "6c1f0e9a-7d2b-4c1e-9a51-3f9a1c0d2b7e"},
-                     "from": {"digest": testbed.random_digest()}, "to": {"digest": to},
-                     "deadline": testbed.rfc3339(now + dt.timedelta(hours=8)), "approvalRequired": True,
-                     "startingInventory": {"releases": 42, "digest": testbed.random_digest()},
-                     "assessment": {"digest": digest}, "steps": testbed.SAMPLE_STEPS,
-                     "records": testbed.SAMPLE_RECORDS},
+                     "from": {"digest": envtest.random_digest()}, "to": {"digest": to},
+                     "deadline": envtest.rfc3339(now + dt.timedelta(hours=8)), "approvalRequired": True,
+                     "startingInventory": {"releases": 42, "digest": envtest.random_digest()},
+                     "assessment": {"digest": digest}, "steps": envtest.SAMPLE_STEPS,
+                     "records": envtest.SAMPLE_RECORDS},
             "status": {"phase": "AwaitingApproval", "message": "rollout awaiting approval"}})
         configmaps.append({"apiVersion": "v1", "kind": "ConfigMap",
                            "metadata": {"name": f"aicr-assessment-{digest[7:23]}", "namespace": "aicr-system",
@@ -105,8 +105,8 @@ class StandIns:
 
     def add(self, routes: dict[str, bytes], *, hung: bool = False) -> StandIn:
         """A new stand-in serving `routes` (path -> JSON body), with a CA of its own; open at once."""
-        ca, ca_cert, ca_key = testbed.make_ca(f"standin-{len(self.servers)}-ca")
-        serving = testbed.issue(ca_cert, ca_key, "standin", server=True)
+        ca, ca_cert, ca_key = envtest.make_ca(f"standin-{len(self.servers)}-ca")
+        serving = envtest.issue(ca_cert, ca_key, "standin", server=True)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(*_pem_files(serving))
         server = StandIn(len(self.servers), ca.cert_pem, context, routes, hung)
@@ -168,7 +168,7 @@ class StandIns:
 _PEM_DIR: list[Path] = []
 
 
-def _pem_files(pair: testbed.KeyPair) -> tuple[str, str]:
+def _pem_files(pair: envtest.KeyPair) -> tuple[str, str]:
     """ssl wants files: the serving pair written to a private temporary folder, removed with it."""
     import tempfile
 
@@ -206,7 +206,7 @@ def kubeconfig(path: Path, servers: Sequence[StandIn], plugin: Path | None) -> P
     for i, server in enumerate(servers):
         name = context_name(i, len(servers))
         clusters.append({"name": name, "cluster": {"server": server.url,
-                                                   "certificate-authority-data": testbed.b64(server.ca_pem)}})
+                                                   "certificate-authority-data": envtest.b64(server.ca_pem)}})
         user: dict[str, Any] = {"token": f"token-{i}"}
         if plugin is not None:
             user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
@@ -229,7 +229,7 @@ def profiles(servers: Sequence[StandIn], provider: str, namespace: str = "fleet"
               "status": {"conditions": [{"type": "ControlPlaneHealthy", "status": "True", "reason": "Healthy",
                                          "message": "", "lastTransitionTime": "2026-12-01T00:00:00Z"}],
                          "accessProviders": [{"name": provider, "cluster": {
-                             "server": server.url, "certificate-authority-data": testbed.b64(server.ca_pem)}}]}}
+                             "server": server.url, "certificate-authority-data": envtest.b64(server.ca_pem)}}]}}
              for i, server in enumerate(servers)]
     return json.dumps({"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ClusterProfileList",
                        "metadata": {"resourceVersion": "1000"}, "items": items}).encode()

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-import testbed  # noqa: E402
+import envtest  # noqa: E402
 
 APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "maintenance window"}
 # A realistic mix: most rollouts wait or progress, some have ended.
@@ -52,14 +52,14 @@ SHAPES: list[dict[str, object]] = [
 ]
 
 
-def seed(plane: testbed.ControlPlane, count: int, threads: int) -> None:
+def seed(plane: envtest.ControlPlane, count: int, threads: int) -> None:
     """Seed `count` rollouts with reports, printing the time of each thousand as it goes."""
     local = threading.local()
 
     def one(i: int) -> None:
         if not hasattr(local, "seeder"):
-            local.seeder = testbed.Seeder(plane)
-        report = dict(testbed.SAMPLE_REPORT, summary=f"report {i}: 1 manual, 1 safe")
+            local.seeder = envtest.Seeder(plane)
+        report = dict(envtest.SAMPLE_REPORT, summary=f"report {i}: 1 manual, 1 safe")
         local.seeder.rollout(report=json.dumps(report), **SHAPES[i % len(SHAPES)])  # type: ignore[arg-type]
 
     print(f"\nSeeding {count} rollouts and {count} reports through the API ({threads} threads, 3 requests each):")
@@ -116,7 +116,7 @@ def main() -> int:
             raise SystemExit(f"{tool} is not on PATH: run with PATH=$PWD/.venv/bin:$PATH")
     print(f"kubectl aicr list at scale, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M}Z, "
           f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
-    plane = testbed.ControlPlane(Path(tempfile.mkdtemp(prefix="aicr-bench-list-")))
+    plane = envtest.ControlPlane(Path(tempfile.mkdtemp(prefix="aicr-bench-list-")))
     try:
         started = time.perf_counter()
         plane.start()

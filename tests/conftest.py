@@ -24,7 +24,8 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 sys.path[:0] = [str(TESTS), str(TESTS.parent / "tools")]  # `support.*`, and the testbed
 
-import testbed  # noqa: E402
+import envtest  # noqa: E402
+
 from support.harness import BIN, Aicr, started_plane  # noqa: E402
 from support.plugin_env import EXAMPLES, PluginPath  # noqa: E402
 
@@ -64,13 +65,13 @@ def broken_package(aicr: Aicr, tmp_path: Path) -> Aicr:
 
 
 @pytest.fixture(scope="session")
-def plane() -> Iterator[testbed.ControlPlane]:
+def plane() -> Iterator[envtest.ControlPlane]:
     yield from started_plane()
 
 
 @pytest.fixture(scope="session")
-def seed(plane: testbed.ControlPlane) -> testbed.Seeder:
-    return testbed.Seeder(plane)
+def seed(plane: envtest.ControlPlane) -> envtest.Seeder:
+    return envtest.Seeder(plane)
 
 
 @pytest.fixture
@@ -99,7 +100,7 @@ def silent_server() -> Iterator[int]:
 
 
 @pytest.fixture
-def change_ticket_named(plane: testbed.ControlPlane) -> Iterator[None]:
+def change_ticket_named(plane: envtest.ControlPlane) -> Iterator[None]:
     """The cluster's policy file names change-ticket: the site policy is INACTIVE_UNTIL_CONFIGURED."""
     policy = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {"change-ticket": {}}}
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import testbed
+import envtest
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Load:
     finished: list[float] = field(default_factory=list)  # time.monotonic() of each success
 
 
-def approve(plane: testbed.ControlPlane, names: list[str], writers: int,
+def approve(plane: envtest.ControlPlane, names: list[str], writers: int,
             until: Callable[[], bool] = lambda: False, pace: float = 0.0) -> Load:
     """PATCH an approval into each of `names`, `writers` at a time (as alice and bob in turn).
 

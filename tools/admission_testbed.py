@@ -27,11 +27,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import envtest
 import yaml
 
-import testbed
-
-ADMISSION_MANIFESTS = testbed.MANIFESTS / "admission"
+ADMISSION_MANIFESTS = envtest.MANIFESTS / "admission"
 IDENTITY = "system:serviceaccount:aicr-system:aicr-admission"
 IDENTITY_GROUPS = ("system:serviceaccounts", "system:serviceaccounts:aicr-system")
 RBAC_KINDS = ("ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
@@ -53,14 +52,14 @@ class Webhook:
     """aicr-admission on a control plane; or, given a `kubeconfig` and no plane, on its own (a test that
     talks to it directly, its kubeconfig naming a stand-in API server)."""
 
-    def __init__(self, plane: testbed.ControlPlane | None, workdir: Path | None = None,
+    def __init__(self, plane: envtest.ControlPlane | None, workdir: Path | None = None,
                  kubeconfig: Path | None = None) -> None:
         assert plane is not None or (workdir is not None and kubeconfig is not None), "a plane, or a kubeconfig"
         self.plane = plane
         self.workdir = workdir if workdir is not None else self.cluster.workdir / "admission"
         self.workdir.mkdir(parents=True, exist_ok=True)
-        ca, ca_cert, ca_key = testbed.make_ca("aicr-admission-test-ca")
-        serving = testbed.issue(ca_cert, ca_key, "aicr-admission", server=True)
+        ca, ca_cert, ca_key = envtest.make_ca("aicr-admission-test-ca")
+        serving = envtest.issue(ca_cert, ca_key, "aicr-admission", server=True)
         self.ca_pem = ca.cert_pem
         self.ca_file, self.cert_file, self.key_file = (self.workdir / "ca.crt", self.workdir / "tls.crt",
                                                        self.workdir / "tls.key")
@@ -68,29 +67,29 @@ class Webhook:
         self.cert_file.write_bytes(serving.cert_pem)
         self.key_file.write_bytes(serving.key_pem)
         self.key_file.chmod(0o600)
-        self.port = testbed.free_port()
-        self.metrics_port = testbed.free_port()
+        self.port = envtest.free_port()
+        self.metrics_port = envtest.free_port()
         self.log_path = self.workdir / "aicr-admission.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.restarted = False  # set by a test that restarts it differently (tests restore it afterwards)
         if plane is None:
             self.kubeconfig = kubeconfig
             return
-        client = testbed.issue(plane.client_ca_cert, plane.client_ca_key, IDENTITY, IDENTITY_GROUPS)
+        client = envtest.issue(plane.client_ca_cert, plane.client_ca_key, IDENTITY, IDENTITY_GROUPS)
         self.kubeconfig = self.workdir / "kubeconfig"
         plane._write_kubeconfig(
             self.kubeconfig,
             [{"name": "plane", "cluster": {"server": plane.url,
-                                           "certificate-authority-data": testbed.b64(plane.server_ca_pem)}}],
-            [{"name": "webhook", "user": {"client-certificate-data": testbed.b64(client.cert_pem),
-                                          "client-key-data": testbed.b64(client.key_pem)}}],
+                                           "certificate-authority-data": envtest.b64(plane.server_ca_pem)}}],
+            [{"name": "webhook", "user": {"client-certificate-data": envtest.b64(client.cert_pem),
+                                          "client-key-data": envtest.b64(client.key_pem)}}],
             [{"name": "webhook", "context": {"cluster": "plane", "user": "webhook"}}], "webhook")
 
     @property
-    def cluster(self) -> testbed.ControlPlane:
+    def cluster(self) -> envtest.ControlPlane:
         """The control plane it runs on: what the cluster side needs (a webhook on its own has none)."""
         if self.plane is None:
-            raise testbed.TestbedError("this webhook runs on its own: it has no control plane")
+            raise envtest.TestbedError("this webhook runs on its own: it has no control plane")
         return self.plane
 
     @property
@@ -113,7 +112,7 @@ class Webhook:
         ends = time.monotonic() + timeout
         while time.monotonic() < ends:
             if self.proc.poll() is not None:
-                raise testbed.TestbedError(f"aicr-admission exited with {self.proc.returncode}\n{self.log_tail()}")
+                raise envtest.TestbedError(f"aicr-admission exited with {self.proc.returncode}\n{self.log_tail()}")
             try:
                 status, _ = self.get("/readyz")
                 if status == 200:
@@ -121,7 +120,7 @@ class Webhook:
             except OSError:
                 pass
             time.sleep(0.1)
-        raise testbed.TestbedError(f"aicr-admission not ready after {timeout:.0f}s\n{self.log_tail()}")
+        raise envtest.TestbedError(f"aicr-admission not ready after {timeout:.0f}s\n{self.log_tail()}")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int | None:
         """Signal the process and wait for it to exit; its exit code (None if it was not running)."""
@@ -189,13 +188,13 @@ class Webhook:
         (config,) = manifest_documents("55-admission-registration.yaml")
         config["metadata"].pop("annotations", None)  # no cert-manager here: the caBundle is set below
         for hook in config["webhooks"]:
-            hook["clientConfig"] = {"url": f"{self.url}/validate", "caBundle": testbed.b64(self.ca_pem)}
+            hook["clientConfig"] = {"url": f"{self.url}/validate", "caBundle": envtest.b64(self.ca_pem)}
         return config
 
     def register(self, timeout: float = 60) -> None:
         """Register the webhook and wait until the API server calls it (a dry-run approval is decided)."""
         self.cluster.kubectl("apply", "-f", "-", input=json.dumps(self.configuration()))
-        probe = testbed.Seeder(self.cluster).rollout()
+        probe = envtest.Seeder(self.cluster).rollout()
         patch = json.dumps({"spec": {"approval": {"user": "alice", "expires": "2099-01-01T00:00:00Z",
                                                   "reason": "webhook probe"}}})
         ends = time.monotonic() + timeout
@@ -206,7 +205,7 @@ class Webhook:
                 self.cluster.kubectl("delete", "runtimerollout", probe)
                 return
             time.sleep(0.25)
-        raise testbed.TestbedError(f"the API server did not call the webhook within {timeout:.0f}s\n{self.log_tail()}")
+        raise envtest.TestbedError(f"the API server did not call the webhook within {timeout:.0f}s\n{self.log_tail()}")
 
     def unregister(self) -> None:
         self.cluster.kubectl("delete", "validatingwebhookconfiguration", "aicr-admission", "--ignore-not-found")

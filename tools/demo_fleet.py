@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-import testbed
+import envtest
 
 TOOLS = Path(__file__).resolve().parent
-INVENTORY = testbed.TEST_MANIFESTS / "cluster-inventory"
+INVENTORY = envtest.TEST_MANIFESTS / "cluster-inventory"
 CRD, READER = INVENTORY / "clusterprofiles-crd.yaml", INVENTORY / "clusterprofile-reader.yaml"
 PROFILE_GROUP, PROFILE_VERSION = "multicluster.x-k8s.io", "v1alpha1"
 EXEC_EXTENSION = "client.authentication.k8s.io/exec"
 PROVIDER = "aicr-demo"
-SHARED_PLAN = testbed.digest_of("aicr-demo: the plan every cluster shares")
+SHARED_PLAN = envtest.digest_of("aicr-demo: the plan every cluster shares")
 STATE, ENV = "demo.json", "env"
 SOAK = "5s"  # the waves' soak in the demo: long enough to see, short enough to wait for
 
@@ -47,14 +47,14 @@ def profile_name(context: str) -> str:
 @dataclass
 class Member:
     context: str
-    plane: testbed.ControlPlane
+    plane: envtest.ControlPlane
 
 
 class PlaneThread(threading.Thread):
     """Starts a plane and keeps its thread alive until `release()`: the plane's processes get
     SIGKILL when the thread that started them ends (PR_SET_PDEATHSIG is per thread)."""
 
-    def __init__(self, plane: testbed.ControlPlane) -> None:
+    def __init__(self, plane: envtest.ControlPlane) -> None:
         super().__init__(name=f"plane-{plane.workdir.name}", daemon=True)
         self.plane = plane
         self.ready = threading.Event()
@@ -81,7 +81,7 @@ class PlaneThread(threading.Thread):
 def start_planes(folder: Path, count: int) -> tuple[list[Member], list[PlaneThread]]:
     """`count` planes started at once, each on a thread of its own; the first error is raised once all
     have started or failed (those that started are stopped then)."""
-    threads = [PlaneThread(testbed.ControlPlane(folder / context)) for context in context_names(count)]
+    threads = [PlaneThread(envtest.ControlPlane(folder / context)) for context in context_names(count)]
     for thread in threads:
         thread.start()
     try:
@@ -111,16 +111,16 @@ def write_private(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def kubeconfig_doc(planes: Sequence[tuple[str, testbed.ControlPlane]], user: str = "alice") -> dict[str, Any]:
+def kubeconfig_doc(planes: Sequence[tuple[str, envtest.ControlPlane]], user: str = "alice") -> dict[str, Any]:
     """One context a plane, named by `planes`, each with `user`'s client certificate of that plane; the first
     is the current context. (The fleet's tests use it too: tests/support/fleet_planes.py.)"""
     clusters, users, contexts = [], [], []
     for context, plane in planes:
         clusters.append({"name": context, "cluster": {"server": plane.url, "certificate-authority-data":
-                                                      testbed.b64(plane.server_ca_pem)}})
+                                                      envtest.b64(plane.server_ca_pem)}})
         pair = plane.users[user]
-        users.append({"name": f"{user}-{context}", "user": {"client-certificate-data": testbed.b64(pair.cert_pem),
-                                                            "client-key-data": testbed.b64(pair.key_pem)}})
+        users.append({"name": f"{user}-{context}", "user": {"client-certificate-data": envtest.b64(pair.cert_pem),
+                                                            "client-key-data": envtest.b64(pair.key_pem)}})
         contexts.append({"name": context, "context": {"cluster": context, "user": f"{user}-{context}"}})
     return {"apiVersion": "v1", "kind": "Config", "clusters": clusters, "users": users, "contexts": contexts,
             "current-context": planes[0][0]}
@@ -151,12 +151,12 @@ def set_up_hub(members: Sequence[Member], folder: Path) -> None:
                 "metadata": {"name": name, "namespace": namespace, "labels": labels},
                 "spec": {"displayName": m.context, "clusterManager": {"name": PROVIDER}}}
         custom.create_namespaced_custom_object(PROFILE_GROUP, PROFILE_VERSION, namespace, "clusterprofiles", body)
-        cluster = {"server": m.plane.url, "certificate-authority-data": testbed.b64(m.plane.server_ca_pem),
+        cluster = {"server": m.plane.url, "certificate-authority-data": envtest.b64(m.plane.server_ca_pem),
                    "extensions": [{"name": EXEC_EXTENSION, "extension": {"member": profile_name(m.context)}}]}
         status = {"accessProviders": [{"name": PROVIDER, "cluster": cluster}],
                   "conditions": [{"type": "ControlPlaneHealthy", "status": "True", "reason": "Healthy",
                                   "message": "the demo's plane answers", "lastTransitionTime":
-                                  testbed.rfc3339(dt.datetime.now(dt.timezone.utc))}]}
+                                  envtest.rfc3339(dt.datetime.now(dt.timezone.utc))}]}
         custom.patch_namespaced_custom_object_status(PROFILE_GROUP, PROFILE_VERSION, namespace, "clusterprofiles",
                                                      name, {"status": status},
                                                      _content_type="application/merge-patch+json")
@@ -187,7 +187,7 @@ def write_files(members: Sequence[Member], folder: Path, kubeconfig: Path) -> No
 
 def seed(members: Sequence[Member]) -> dict[str, dict[str, str]]:
     """Each plane's demo rollouts, {context: {role: name}}: the same names every time."""
-    return {m.context: testbed.seed_demo(m.plane, salt=m.context, shared=SHARED_PLAN) for m in members}
+    return {m.context: envtest.seed_demo(m.plane, salt=m.context, shared=SHARED_PLAN) for m in members}
 
 
 def reset(folder: Path) -> dict[str, dict[str, str]]:
@@ -195,12 +195,12 @@ def reset(folder: Path) -> dict[str, dict[str, str]]:
     from kubernetes import client
 
     state = json.loads((folder / STATE).read_text())
-    members = [Member(p["context"], testbed.ControlPlane(Path(p["workdir"]))) for p in state["planes"]]
+    members = [Member(p["context"], envtest.ControlPlane(Path(p["workdir"]))) for p in state["planes"]]
     for m in members:
         custom = client.CustomObjectsApi(m.plane.api("aicr-operator"))
         found = cast(dict[str, Any], custom.list_cluster_custom_object(
-            testbed.GROUP, testbed.VERSION, "runtimerollouts"))
+            envtest.GROUP, envtest.VERSION, "runtimerollouts"))
         for obj in found.get("items", []):
-            custom.delete_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts",
+            custom.delete_cluster_custom_object(envtest.GROUP, envtest.VERSION, "runtimerollouts",
                                                 obj["metadata"]["name"])
     return seed(members)

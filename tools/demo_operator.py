@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, cast
 
-import testbed
+import envtest
 
 PACE_SECONDS = 2.0   # between two transitions of one rollout: slow enough to watch, quick enough to wait for
 TICK_SECONDS = 0.5   # how often every cluster is looked at
@@ -34,7 +34,7 @@ USER = "aicr-operator"
 class Cluster:
     """One control plane as the operator's user sees it."""
 
-    def __init__(self, context: str, plane: testbed.ControlPlane) -> None:
+    def __init__(self, context: str, plane: envtest.ControlPlane) -> None:
         from kubernetes import client
 
         self.context = context
@@ -42,22 +42,22 @@ class Cluster:
 
     def rollouts(self) -> list[dict[str, Any]]:
         found = cast(dict[str, Any], self.custom.list_cluster_custom_object(
-            testbed.GROUP, testbed.VERSION, "runtimerollouts"))
+            envtest.GROUP, envtest.VERSION, "runtimerollouts"))
         return list(found.get("items", []))
 
     def write_status(self, name: str, resource_version: str, status: dict[str, Any]) -> str:
         """The status, only onto the version read (a reset may have put a new rollout of that name there
         meanwhile: then 409, and the next round reads it afresh); the new resourceVersion."""
         written = cast(dict[str, Any], self.custom.patch_cluster_custom_object_status(
-            testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
+            envtest.GROUP, envtest.VERSION, "runtimerollouts", name,
             {"metadata": {"resourceVersion": resource_version}, "status": status},
             _content_type="application/merge-patch+json"))
         return str(written["metadata"]["resourceVersion"])
 
     def label_outcome(self, name: str, resource_version: str, outcome: str) -> None:
         self.custom.patch_cluster_custom_object(
-            testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
-            {"metadata": {"resourceVersion": resource_version, "labels": {testbed.OUTCOME_LABEL: outcome}}},
+            envtest.GROUP, envtest.VERSION, "runtimerollouts", name,
+            {"metadata": {"resourceVersion": resource_version, "labels": {envtest.OUTCOME_LABEL: outcome}}},
             _content_type="application/merge-patch+json")
 
     def runtime_succeeded(self, digest: str) -> None:
@@ -66,9 +66,9 @@ class Cluster:
 
         condition = {"type": "Ready", "status": "True", "reason": "RolloutSucceeded",
                      "message": "the active plan is deployed and validated",
-                     "lastTransitionTime": testbed.rfc3339(dt.datetime.now(dt.timezone.utc))}
+                     "lastTransitionTime": envtest.rfc3339(dt.datetime.now(dt.timezone.utc))}
         self.custom.patch_cluster_custom_object_status(
-            testbed.GROUP, testbed.VERSION, "clusterruntimes", api.RUNTIME_NAME,
+            envtest.GROUP, envtest.VERSION, "clusterruntimes", api.RUNTIME_NAME,
             {"status": {"activePlan": {"digest": digest}, "candidatePlan": None, "conditions": [condition]}},
             _content_type="application/merge-patch+json")
 
@@ -142,7 +142,7 @@ def ended(steps: list[dict[str, str]], outcome: str, message: str) -> dict[str, 
 class OperatorStandIn:
     """The loop, on a thread of its own: start() and stop(); errors of one round are printed, not fatal."""
 
-    def __init__(self, planes: Sequence[tuple[str, testbed.ControlPlane]], pace: float = PACE_SECONDS) -> None:
+    def __init__(self, planes: Sequence[tuple[str, envtest.ControlPlane]], pace: float = PACE_SECONDS) -> None:
         self.clusters = [Cluster(context, plane) for context, plane in planes]
         self.pace = pace
         self.last_write: dict[tuple[str, str, str], float] = {}  # (context, name, uid): when we last wrote it

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 import yaml
 from admission_testbed import Webhook
@@ -27,7 +28,6 @@ from testfixtures import compare
 
 from aicr_core.errors import AicrError
 
-import testbed
 from support.harness import Aicr, error_line, started_plane
 from support.plugin_env import EXAMPLES, PluginPath
 from support.windows import ALL_DAYS, windows_except_now
@@ -51,7 +51,7 @@ def audit_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def admission_plane(audit_log: Path) -> Iterator[testbed.ControlPlane]:
+def admission_plane(audit_log: Path) -> Iterator[envtest.ControlPlane]:
     """A control plane for this module only, writing an audit log of rollout writes (Metadata level)."""
     policy = audit_log.parent / "audit-policy.yaml"
     policy.write_text(yaml.safe_dump(AUDIT_POLICY))
@@ -59,7 +59,7 @@ def admission_plane(audit_log: Path) -> Iterator[testbed.ControlPlane]:
 
 
 @pytest.fixture(scope="module")
-def webhook(admission_plane: testbed.ControlPlane) -> Iterator[Webhook]:
+def webhook(admission_plane: envtest.ControlPlane) -> Iterator[Webhook]:
     hook = Webhook(admission_plane)
     hook.apply_rbac()
     hook.start()
@@ -79,17 +79,17 @@ def hook(webhook: Webhook) -> Iterator[Webhook]:
 
 
 @pytest.fixture
-def plane(admission_plane: testbed.ControlPlane) -> testbed.ControlPlane:
+def plane(admission_plane: envtest.ControlPlane) -> envtest.ControlPlane:
     return admission_plane
 
 
 @pytest.fixture
-def seed(admission_plane: testbed.ControlPlane) -> testbed.Seeder:
-    return testbed.Seeder(admission_plane)
+def seed(admission_plane: envtest.ControlPlane) -> envtest.Seeder:
+    return envtest.Seeder(admission_plane)
 
 
 @pytest.fixture
-def set_policy(plane: testbed.ControlPlane, webhook: Webhook) -> Iterator[SetPolicy]:
+def set_policy(plane: envtest.ControlPlane, webhook: Webhook) -> Iterator[SetPolicy]:
     """Publish a policy file and wait until the webhook decides with it; deleted after the test."""
 
     def publish(policies: dict[str, Any] | None = None, *, text: str | None = None, wait: bool = True) -> float:
@@ -113,23 +113,23 @@ def set_policy(plane: testbed.ControlPlane, webhook: Webhook) -> Iterator[SetPol
         time.sleep(0.1)
 
 
-def as_user(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str,
+def as_user(aicr: Aicr, plane: envtest.ControlPlane, user: str, *args: str,
             **env: str) -> subprocess.CompletedProcess[str]:
     return aicr(*args, kubeconfig=plane.kubeconfig_for(user), **env)
 
 
-def raw_patch(plane: testbed.ControlPlane, user: str, name: str, spec: dict[str, Any],
+def raw_patch(plane: envtest.ControlPlane, user: str, name: str, spec: dict[str, Any],
               *flags: str) -> subprocess.CompletedProcess[str]:
     return plane.kubectl("patch", "runtimerollout", name, "--type=merge", f"-p={json.dumps({'spec': spec})}", *flags,
                          user=user, check=False)
 
 
-def stored(plane: testbed.ControlPlane, name: str) -> dict[str, Any]:
+def stored(plane: envtest.ControlPlane, name: str) -> dict[str, Any]:
     return json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["spec"]  # type: ignore[no-any-return]
 
 
 def now_plus(**delta: float) -> str:
-    return testbed.rfc3339(dt.datetime.now(dt.timezone.utc) + dt.timedelta(**delta))
+    return envtest.rfc3339(dt.datetime.now(dt.timezone.utc) + dt.timedelta(**delta))
 
 
 def approval(user: str = "alice", **delta: float) -> dict[str, str]:
@@ -154,7 +154,7 @@ def refused(proc: subprocess.CompletedProcess[str], *words: str) -> str:
 # -- the change window, both ways in -----------------------------------------------------------------
 
 def test_outside_the_window_the_cli_refuses_locally_and_a_raw_patch_is_refused_by_the_webhook(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     windows_closed = CLOSED["change-window"]["windows"]
     set_policy({"change-window": {"timeZone": "UTC", "windows": windows_closed}})
     by_cli, by_patch = seed.rollout(), seed.rollout()
@@ -184,13 +184,13 @@ def test_outside_the_window_the_cli_refuses_locally_and_a_raw_patch_is_refused_b
             expected=[["allow"], ["deny", "allow"]])  # the CLI's one write, decided once
 
 
-def raw_write(plane: testbed.ControlPlane, user: str, name: str,
+def raw_write(plane: envtest.ControlPlane, user: str, name: str,
               body: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     return plane.kubectl("patch", "runtimerollout", name, "--type=merge", f"-p={json.dumps(body)}", user=user,
                          check=False)
 
 
-def override_record(plane: testbed.ControlPlane, name: str) -> list[dict[str, Any]]:
+def override_record(plane: envtest.ControlPlane, name: str) -> list[dict[str, Any]]:
     metadata = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]
     return json.loads(metadata.get("annotations", {}).get("aicr.run/overrides", "[]"))  # type: ignore[no-any-return]
 
@@ -203,7 +203,7 @@ def with_record(entries: list[dict[str, Any]] | None, **spec: Any) -> dict[str, 
 
 
 def test_an_override_is_recorded_shown_and_guarded_on_the_operators_own_crds(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     """The whole flow on CRDs with nothing added: recorded in an annotation by the CLI's one write, shown by
     describe, passed by the webhook; the record only grows; a policy that is not overridable stays a refusal."""
     crd = json.loads(plane.kubectl("get", "crd", "runtimerollouts.operator.aicr.run", "-o", "json").stdout)
@@ -246,7 +246,7 @@ def test_an_override_is_recorded_shown_and_guarded_on_the_operators_own_crds(
 
 
 def test_acknowledgements_and_revocations_by_the_cli_pass_admission_with_their_overrides(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     """Four eyes: bob approved; his acknowledgement and revocation pass only with the override the CLI records."""
     set_policy({"four-eyes": {"overridable": True, "revoke": True}})
     bob_approved = {"user": "bob", "expires": now_plus(hours=2), "reason": "CHG-1 upgrade"}
@@ -261,7 +261,7 @@ def test_acknowledgements_and_revocations_by_the_cli_pass_admission_with_their_o
         (["acknowledge"], "deny", []), (["acknowledge"], "allow", ["four-eyes"]), (["revoke"], "allow", ["four-eyes"])])
 
 
-def test_an_expired_approval_written_by_a_raw_patch_is_refused(plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_an_expired_approval_written_by_a_raw_patch_is_refused(plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                               hook: Webhook) -> None:
     name = seed.rollout()
     refused(raw_patch(plane, "alice", name, {"approval": approval(minutes=-5)}), DENIED_BY,
@@ -270,7 +270,7 @@ def test_an_expired_approval_written_by_a_raw_patch_is_refused(plane: testbed.Co
     compare(raw_patch(plane, "alice", name, {"approval": approval(minutes=5)}).returncode, expected=0)
 
 
-def test_a_revocation_or_acknowledgement_must_be_dated_now(plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_a_revocation_or_acknowledgement_must_be_dated_now(plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                            hook: Webhook) -> None:
     approved = {"user": "bob", "expires": now_plus(hours=2), "reason": "CHG-1"}
     name = seed.rollout(phase="AwaitingAcknowledgement", approval=approved, awaiting_release="nvsentinel")
@@ -288,7 +288,7 @@ def test_a_revocation_or_acknowledgement_must_be_dated_now(plane: testbed.Contro
 
 # -- what reaches the webhook, and what happens without it -------------------------------------------
 
-def test_status_updates_and_other_writes_never_reach_the_webhook(plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_status_updates_and_other_writes_never_reach_the_webhook(plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                                  hook: Webhook) -> None:
     name = seed.rollout()
     before = len(hook.decisions())
@@ -302,7 +302,7 @@ def test_status_updates_and_other_writes_never_reach_the_webhook(plane: testbed.
 
 
 def test_with_the_webhook_down_every_approval_write_is_refused_and_status_updates_still_work(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook) -> None:
     name = seed.rollout()
     compare(hook.stop(), expected=0)  # SIGTERM: a graceful exit
     refused(raw_patch(plane, "alice", name, {"approval": approval()}), "failed calling webhook",
@@ -328,7 +328,7 @@ def aicr_pre_approve(approval):
 
 
 def test_a_policy_that_raises_denies_and_the_cli_shows_the_servers_message(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, tmp_path: Path) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, tmp_path: Path) -> None:
     plugins = PluginPath(tmp_path / "webhook-plugins").add(
         "flaky-policy", "1.0", {"aicr.policies": {"flaky": "flaky_policy"}}, modules={"flaky_policy": RAISING})
     hook.restarted = True
@@ -344,7 +344,7 @@ def test_a_policy_that_raises_denies_and_the_cli_shows_the_servers_message(
 
 
 def test_a_site_policy_reads_the_ticket_from_the_reason_under_admission(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy,
         tmp_path: Path) -> None:
     """The site example's change-ticket policy, in the webhook: no --ticket flag there, the reason counts.
 
@@ -374,8 +374,8 @@ def test_a_site_policy_reads_the_ticket_from_the_reason_under_admission(
 
 # -- the policy file --------------------------------------------------------------------------------
 
-def test_a_change_of_the_policy_file_takes_effect_within_10_seconds(plane: testbed.ControlPlane,
-                                                                    seed: testbed.Seeder, hook: Webhook,
+def test_a_change_of_the_policy_file_takes_effect_within_10_seconds(plane: envtest.ControlPlane,
+                                                                    seed: envtest.Seeder, hook: Webhook,
                                                                     set_policy: SetPolicy) -> None:
     name = seed.rollout()
     set_policy(OPEN)
@@ -391,7 +391,7 @@ def test_a_change_of_the_policy_file_takes_effect_within_10_seconds(plane: testb
 
 
 def test_a_policy_file_that_does_not_validate_denies_every_decided_write_naming_the_error(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     name = seed.rollout()
     set_policy(text=yaml.safe_dump({**HEAD, "policies": {"change-window": {"windows": [
         {"days": ["Mon"], "from": "18:00", "to": "09:00"}]}}}))
@@ -403,7 +403,7 @@ def test_a_policy_file_that_does_not_validate_denies_every_decided_write_naming_
     assert state[1].startswith("denying every decided write: policy file ConfigMap"), state
 
 
-def test_the_webhook_can_read_the_policy_file_and_nothing_else(plane: testbed.ControlPlane, hook: Webhook,
+def test_the_webhook_can_read_the_policy_file_and_nothing_else(plane: envtest.ControlPlane, hook: Webhook,
                                                                set_policy: SetPolicy) -> None:
     set_policy(OPEN)
     own = ["kubectl", f"--kubeconfig={hook.kubeconfig}", "-n", "aicr-system"]
@@ -418,7 +418,7 @@ def test_the_webhook_can_read_the_policy_file_and_nothing_else(plane: testbed.Co
 
 # -- the audit trail -----------------------------------------------------------------------------------
 
-def events_of(plane: testbed.ControlPlane, name: str, count: int, timeout: float = 10) -> list[dict[str, Any]]:
+def events_of(plane: envtest.ControlPlane, name: str, count: int, timeout: float = 10) -> list[dict[str, Any]]:
     """The Events regarding rollout `name` in `default`, once there are `count` (they are sent in the background)."""
     ends = time.monotonic() + timeout
     while True:
@@ -430,7 +430,7 @@ def events_of(plane: testbed.ControlPlane, name: str, count: int, timeout: float
 
 
 def test_each_decided_write_leaves_one_event_and_a_dry_run_none(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
     name, dry = seed.rollout(), seed.rollout()
     refused(raw_patch(plane, "alice", name, {"approval": approval()}), DENIED_BY)
@@ -457,7 +457,7 @@ def test_each_decided_write_leaves_one_event_and_a_dry_run_none(
     compare(hook.metrics()[("aicr_admission_events_dropped_total", ())], expected=0.0)
 
 
-def test_repeated_refusals_are_one_event_with_a_series(plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_repeated_refusals_are_one_event_with_a_series(plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                        hook: Webhook, set_policy: SetPolicy) -> None:
     set_policy(CLOSED)
     name = seed.rollout()
@@ -472,7 +472,7 @@ def test_repeated_refusals_are_one_event_with_a_series(plane: testbed.ControlPla
 
 
 def test_describe_ends_with_the_rollouts_events_for_an_approver_and_none_for_a_viewer(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     set_policy(CLOSED)
     name = seed.rollout()
     for _ in range(2):
@@ -498,7 +498,7 @@ def test_describe_ends_with_the_rollouts_events_for_an_approver_and_none_for_a_v
 
 
 def test_the_api_servers_audit_log_holds_each_decision_beside_the_request(
-        plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy,
         audit_log: Path) -> None:
     set_policy({"change-window": {**CLOSED["change-window"], "overridable": True}})
     name = seed.rollout()
@@ -530,7 +530,7 @@ def test_sigterm_fails_readyz_then_drains_and_exits_cleanly(webhook: Webhook, ho
 
 
 def test_metrics_count_reviews_and_kept_connections_through_the_api_server(
-        plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     """60 approvals from 4 writers: 60 reviews counted and timed, over a handful of kept connections."""
     import admission_load
 
@@ -556,7 +556,7 @@ def test_metrics_count_reviews_and_kept_connections_through_the_api_server(
 
 
 def test_sigterm_under_load_loses_no_review_during_the_shutdown_delay(
-        plane: testbed.ControlPlane, seed: testbed.Seeder, webhook: Webhook, set_policy: SetPolicy,
+        plane: envtest.ControlPlane, seed: envtest.Seeder, webhook: Webhook, set_policy: SetPolicy,
         hook: Webhook) -> None:  # `hook` last: it restarts the webhook before set_policy cleans up
     """Six writers through kube-apiserver; SIGTERM mid-run; they go on for 3 s of the 5 s delay.
 
@@ -602,7 +602,7 @@ def test_sigterm_under_load_loses_no_review_during_the_shutdown_delay(
     compare(lines[-1]["msg"], expected="stopped")
 
 
-def test_the_shipped_manifests_are_accepted_by_the_api_server(plane: testbed.ControlPlane, webhook: Webhook) -> None:
+def test_the_shipped_manifests_are_accepted_by_the_api_server(plane: envtest.ControlPlane, webhook: Webhook) -> None:
     """Everything in manifests/admission/ but cert-manager's own kinds (no cert-manager here), server dry run."""
     from admission_testbed import ADMISSION_MANIFESTS, manifest_documents
 
@@ -617,7 +617,7 @@ def test_the_shipped_manifests_are_accepted_by_the_api_server(plane: testbed.Con
 
 
 def test_without_kubeconfig_it_reads_the_policy_file_as_its_service_account(
-        plane: testbed.ControlPlane, webhook: Webhook, set_policy: SetPolicy, tmp_path: Path,
+        plane: envtest.ControlPlane, webhook: Webhook, set_policy: SetPolicy, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """In a pod: the official client's in-cluster loader, a real service-account token from the API server."""
     from kubernetes.config import incluster_config
@@ -657,7 +657,7 @@ AGREEMENT = [  # (what the policy file is, --override flags, the decision all th
 ]
 
 
-def publish_state(plane: testbed.ControlPlane, webhook: Webhook, set_policy: SetPolicy, state: str) -> None:
+def publish_state(plane: envtest.ControlPlane, webhook: Webhook, set_policy: SetPolicy, state: str) -> None:
     """Put the policy file into `state` and wait until the webhook decides with it."""
     closed = dict(CLOSED["change-window"])
     if state == "none" or state == "no policy.yaml key":
@@ -682,7 +682,7 @@ def publish_state(plane: testbed.ControlPlane, webhook: Webhook, set_policy: Set
 
 @pytest.mark.parametrize("state, overrides, code", AGREEMENT)
 def test_approve_policy_check_and_the_webhook_reach_the_same_decision(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy,
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy,
         state: str, overrides: tuple[str, ...], code: str | None) -> None:
     """The CLI's check before a write (approve --dry-run=client), `policy check` and the webhook deciding a
     raw write of the same approval (server dry run) all go through decide_write: same verdict, same code."""
@@ -714,7 +714,7 @@ def test_approve_policy_check_and_the_webhook_reach_the_same_decision(
 
 
 def test_a_write_records_the_policy_file_that_decided_it_and_the_webhook_refuses_another(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, hook: Webhook, set_policy: SetPolicy) -> None:
     set_policy(OPEN)
     body = yaml.safe_dump({**HEAD, "policies": OPEN})
     name = seed.rollout()

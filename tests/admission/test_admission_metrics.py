@@ -5,6 +5,7 @@ import math
 import subprocess
 import urllib.request
 
+import envtest
 from prometheus_client.parser import text_string_to_metric_families
 from testfixtures import compare
 
@@ -14,7 +15,6 @@ from aicr_admission.review import Answer
 from aicr_core.domain.policy_engine import load_policies
 from aicr_core.errors import AicrError, Code
 
-import testbed
 from support import monitoring_stack
 
 
@@ -63,7 +63,7 @@ def test_metrics_are_served_in_prometheus_text_on_their_own_port() -> None:
     metrics.reviewed("approve", "allow", 0.002)
     metrics.reviewed("approve", "allow", 0.004)
     metrics.connections.inc()
-    port = metrics.serve("127.0.0.1", testbed.free_port())
+    port = metrics.serve("127.0.0.1", envtest.free_port())
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             text = resp.read().decode()
@@ -82,7 +82,7 @@ def test_metrics_are_served_in_prometheus_text_on_their_own_port() -> None:
 
 
 def served_text(metrics: Metrics) -> str:
-    port = metrics.serve("127.0.0.1", testbed.free_port())
+    port = metrics.serve("127.0.0.1", envtest.free_port())
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
             return resp.read().decode()

@@ -17,19 +17,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
 from aicr_admission.server import Limits, Request, Response, Server, ServingCertificate
 
-import testbed
-
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("pki")
-    ca, ca_cert, ca_key = testbed.make_ca("test-ca")
-    serving = testbed.issue(ca_cert, ca_key, "webhook", server=True)
+    ca, ca_cert, ca_key = envtest.make_ca("test-ca")
+    serving = envtest.issue(ca_cert, ca_key, "webhook", server=True)
     files = {"ca": folder / "ca.crt", "cert": folder / "tls.crt", "key": folder / "tls.key"}
     files["ca"].write_bytes(ca.cert_pem)
     files["cert"].write_bytes(serving.cert_pem)
@@ -271,8 +270,8 @@ def test_a_renewed_certificate_is_served_without_a_restart(pki: dict[str, Path],
     key.write_bytes(pki["key"].read_bytes())
     certificate = ServingCertificate(str(cert), str(key))
     first = certificate.context()
-    ca, ca_cert, ca_key = testbed.make_ca("renewing-ca")
-    renewed = testbed.issue(ca_cert, ca_key, "webhook", server=True)
+    ca, ca_cert, ca_key = envtest.make_ca("renewing-ca")
+    renewed = envtest.issue(ca_cert, ca_key, "webhook", server=True)
     cert.write_bytes(renewed.cert_pem)
     key.write_bytes(renewed.key_pem)
     certificate._checked -= 2  # as if a second had passed

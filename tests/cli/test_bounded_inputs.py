@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.fake_apiserver import Respond, fake_apiserver
 from support.harness import Aicr, aicr_env, error_line
 from support.peak_rss import run_measured
@@ -43,7 +43,7 @@ def kubeconfig(tmp_path: Path) -> Path:
     path = tmp_path / "kubeconfig"
     path.write_text(json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": "gpu-1",
-        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{testbed.free_port()}"}}],
+        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{envtest.free_port()}"}}],
         "contexts": [{"name": "gpu-1", "context": {"cluster": "c", "user": "u"}}],
         "users": [{"name": "u", "user": {"token": "t"}}]}))
     return path
@@ -88,7 +88,7 @@ def test_an_anchor_bomb_in_a_policy_file_is_refused_at_once(kubectl: str, tmp_pa
 def test_an_anchor_bomb_in_a_kubeconfig_is_refused_at_once(kubectl: str, tmp_path: Path, where: str,
                                                            record_property: Any) -> None:
     """Under an unused user, or where it would reach a credentials plugin (KUBERNETES_EXEC_INFO, as JSON)."""
-    port = testbed.free_port()
+    port = envtest.free_port()
     if where == "users":
         users = f"users:\n- name: u\n  user: {{token: t}}\n- name: other\n  user:\n{bomb('    ')}"
         clusters = f"clusters:\n- name: c\n  cluster: {{server: 'https://127.0.0.1:{port}'}}\n"
@@ -108,7 +108,7 @@ def test_an_anchor_bomb_in_a_kubeconfig_is_refused_at_once(kubectl: str, tmp_pat
 def test_a_kubeconfig_with_a_few_anchors_still_loads(aicr: Aicr, tmp_path: Path) -> None:
     """What people write: one user and one cluster shared by many contexts through anchors."""
     with fake_apiserver(tmp_path, [Respond(200, ROLLOUT)]) as server:
-        ca = testbed.b64(server.ca_pem)
+        ca = envtest.b64(server.ca_pem)
         contexts = "".join(f"- name: c{i}\n  context: *shared\n" for i in range(1, 200))
         path = tmp_path / "kubeconfig"
         path.write_text(f"apiVersion: v1\nkind: Config\ncurrent-context: c0\n"

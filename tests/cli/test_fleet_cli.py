@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.fake_apiserver import FakeApiServer, Respond, Silent, Trickle, fake_apiserver
 from support.harness import Aicr, complete, error_line, words
 
@@ -30,7 +30,7 @@ CONTEXTS = ("gpu-lab-1", "gpu-eu-1", "gpu-eu-2", "cpu-dev")
 @pytest.fixture
 def kubeconfig(tmp_path: Path) -> Path:
     """Four contexts whose servers are all down (closed ports)."""
-    clusters = [{"name": c, "cluster": {"server": f"https://127.0.0.1:{testbed.free_port()}"}} for c in CONTEXTS]
+    clusters = [{"name": c, "cluster": {"server": f"https://127.0.0.1:{envtest.free_port()}"}} for c in CONTEXTS]
     contexts = [{"name": c, "context": {"cluster": c, "user": "u"}} for c in CONTEXTS]
     path = tmp_path / "kubeconfig"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": clusters, "contexts": contexts,
@@ -264,7 +264,7 @@ def fleet_kubeconfig(path: Path, entries: dict[str, tuple[FakeApiServer, dict[st
     clusters, users, contexts = [], [], []
     for name, (server, user) in entries.items():
         clusters.append({"name": name, "cluster": {"server": server.url,
-                                                   "certificate-authority-data": testbed.b64(server.ca_pem)}})
+                                                   "certificate-authority-data": envtest.b64(server.ca_pem)}})
         users.append({"name": name, "user": user})
         contexts.append({"name": name, "context": {"cluster": name, "user": name}})
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": clusters, "users": users,
@@ -331,8 +331,8 @@ def test_sigterm_leaves_no_credential_file_of_any_cluster(kubectl: str, tmp_path
         entries = {}
         for name, server in (("one", one), ("two", two)):
             pair = server.client_certificate(f"mallory-{name}")
-            entries[name] = (server, {"client-certificate-data": testbed.b64(pair.cert_pem),
-                                      "client-key-data": testbed.b64(pair.key_pem)})
+            entries[name] = (server, {"client-certificate-data": envtest.b64(pair.cert_pem),
+                                      "client-key-data": envtest.b64(pair.key_pem)})
         kc = fleet_kubeconfig(tmp_path / "kc", entries)
         tmp = tmp_path / "tmp"
         tmp.mkdir()
@@ -424,8 +424,8 @@ def test_no_credential_file_is_left_behind_by_a_cluster_whose_plugin_hangs(kubec
         entries: dict[str, tuple[FakeApiServer, dict[str, Any]]] = {}
         for name, server in (("one", one), ("two", two)):
             pair = server.client_certificate(f"mallory-{name}")
-            entries[name] = (server, {"client-certificate-data": testbed.b64(pair.cert_pem),
-                                      "client-key-data": testbed.b64(pair.key_pem)})
+            entries[name] = (server, {"client-certificate-data": envtest.b64(pair.cert_pem),
+                                      "client-key-data": envtest.b64(pair.key_pem)})
         entries["hung"] = (behind_plugin, {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
                                                     "command": str(plugin), "interactiveMode": "Never"}})
         kc = fleet_kubeconfig(tmp_path / "kc", entries)

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.fake_apiserver import FakeApiServer, Respond, fake_apiserver
 from support.harness import Aicr
 
@@ -26,7 +26,7 @@ def kubeconfig(path: Path, entries: list[tuple[str, FakeApiServer, bytes, dict[s
     """Contexts in this order: (name, the server it talks to, the CA it trusts, its user)."""
     path.write_text(json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": entries[0][0],
-        "clusters": [{"name": name, "cluster": {"server": server.url, "certificate-authority-data": testbed.b64(ca)}}
+        "clusters": [{"name": name, "cluster": {"server": server.url, "certificate-authority-data": envtest.b64(ca)}}
                      for name, server, ca, _ in entries],
         "users": [{"name": name, "user": user} for name, _, _, user in entries],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name}} for name, _, _, _ in entries]}))
@@ -61,13 +61,13 @@ def test_each_context_presents_its_own_client_certificate_on_its_own_connection(
     with fake_apiserver(tmp_path, [EMPTY]) as server:
         alice, bob = server.client_certificate("alice"), server.client_certificate("bob")
         kc = kubeconfig(tmp_path / "kc", [
-            ("alice", server, server.ca_pem, {"client-certificate-data": testbed.b64(alice.cert_pem),
-                                              "client-key-data": testbed.b64(alice.key_pem)}),
-            ("bob", server, server.ca_pem, {"client-certificate-data": testbed.b64(bob.cert_pem),
-                                            "client-key-data": testbed.b64(bob.key_pem)}),
+            ("alice", server, server.ca_pem, {"client-certificate-data": envtest.b64(alice.cert_pem),
+                                              "client-key-data": envtest.b64(alice.key_pem)}),
+            ("bob", server, server.ca_pem, {"client-certificate-data": envtest.b64(bob.cert_pem),
+                                            "client-key-data": envtest.b64(bob.key_pem)}),
             ("nobody", server, server.ca_pem, {"token": "token-nobody"}),
-            ("alice-again", server, server.ca_pem, {"client-certificate-data": testbed.b64(alice.cert_pem),
-                                                    "client-key-data": testbed.b64(alice.key_pem)})])
+            ("alice-again", server, server.ca_pem, {"client-certificate-data": envtest.b64(alice.cert_pem),
+                                                    "client-key-data": envtest.b64(alice.key_pem)})])
         proc = aicr("list", "--all-contexts", "--parallel", "1", "-o", "json", kubeconfig=kc)
         compare((proc.returncode, json.loads(proc.stdout)["errors"]), expected=(0, []), suffix=proc.stderr)
         # One connection a cluster, in turn; both reads of a cluster on its own.

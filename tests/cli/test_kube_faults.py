@@ -13,10 +13,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.fake_apiserver import FakeApiServer, Reset, Respond, Silent, Trickle, fake_apiserver, status
 from support.harness import Aicr, error_line
 from support.samples import REPORT_DIGEST, ROLLOUT
@@ -124,8 +124,8 @@ def credentials(tmp_path: Path, server: FakeApiServer) -> dict[str, tuple[dict[s
                       f"'kind': 'ExecCredential', 'status': {{'token': '{EXEC_TOKEN}'}}}}))\n")
     return {
         "token": ({"token": TOKEN}, [TOKEN]),
-        "client key": ({"client-certificate-data": testbed.b64(client.cert_pem),
-                        "client-key-data": testbed.b64(client.key_pem)}, [testbed.b64(client.key_pem), *key_lines]),
+        "client key": ({"client-certificate-data": envtest.b64(client.cert_pem),
+                        "client-key-data": envtest.b64(client.key_pem)}, [envtest.b64(client.key_pem), *key_lines]),
         "exec": ({"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "python3",
                            "args": [str(plugin)], "interactiveMode": "Never"}}, [EXEC_TOKEN]),
     }
@@ -171,8 +171,8 @@ def test_sigterm_leaves_no_credential_file_behind(kubectl: str, tmp_path: Path) 
 
     with fake_apiserver(tmp_path, [Silent()]) as server:
         client = server.client_certificate("mallory")
-        kc = server.kubeconfig(tmp_path / "kc", {"client-certificate-data": testbed.b64(client.cert_pem),
-                                                 "client-key-data": testbed.b64(client.key_pem)})
+        kc = server.kubeconfig(tmp_path / "kc", {"client-certificate-data": envtest.b64(client.cert_pem),
+                                                 "client-key-data": envtest.b64(client.key_pem)})
         tmp = tmp_path / "tmp"
         tmp.mkdir()
         marker = f"sigterm-test-{os.getpid()}"  # pkill matches this command only

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import envtest
 import pytest
 
-import testbed
 from support.fleet_planes import Fleet, three_planes
 
 HERE = Path(__file__).resolve().parent
@@ -19,7 +19,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def fleet(plane: testbed.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+def fleet(plane: envtest.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     """Three planes (the session's and two more) and a kubeconfig naming them and a down one: the fleet's
     tests share them (contexts and ClusterProfiles), so the two more start once a session."""
     yield from three_planes(plane, tmp_path_factory.mktemp("fleet"))

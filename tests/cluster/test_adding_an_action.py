@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import envtest
 import pytest
 from testfixtures import ShouldRaise, compare
 
@@ -34,8 +35,6 @@ from aicr_core.fleet.fan_out import Turn
 from aicr_core.framework.app import AicrApp
 from aicr_core.framework.result import Result
 from aicr_core.session import kube
-
-import testbed
 
 ANNOTATION = "test.aicr.run/comment"
 
@@ -107,7 +106,7 @@ def comment_action(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def stored(plane: testbed.ControlPlane, name: str) -> dict[str, Any]:
+def stored(plane: envtest.ControlPlane, name: str) -> dict[str, Any]:
     return json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)  # type: ignore[no-any-return]
 
 
@@ -117,7 +116,7 @@ def decisions(obj: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 @pytest.mark.usefixtures("comment_action")
-def test_the_domain_write_runs_a_new_action(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_the_domain_write_runs_a_new_action(plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     name = seed.rollout()
     session = kube.connect(str(plane.kubeconfig_for("alice")), None)
     written = write(session, WriteRequest(name, COMMENT, reason="looks fine to me"))
@@ -138,7 +137,7 @@ def test_the_domain_write_runs_a_new_action(plane: testbed.ControlPlane, seed: t
 
 
 @pytest.mark.usefixtures("comment_action")
-def test_policy_check_decides_a_new_action(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_policy_check_decides_a_new_action(plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     name = seed.rollout()
     out, err = io.StringIO(), io.StringIO()
     code = AicrApp(stdout=out, stderr=err).run(["policy", "check", name, "--action", "comment", "--reason", "LOUD",
@@ -150,8 +149,8 @@ def test_policy_check_decides_a_new_action(plane: testbed.ControlPlane, seed: te
 
 
 @pytest.mark.usefixtures("comment_action")
-def test_the_fleet_writes_a_new_action_per_cluster(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
-    digest = testbed.random_digest()
+def test_the_fleet_writes_a_new_action_per_cluster(plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
+    digest = envtest.random_digest()
     name = seed.rollout(to=digest)
     out, err = io.StringIO(), io.StringIO()
     command = CommentCommand(AicrApp(stdout=out, stderr=err), None, cmd_name="comment")

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr
 from support.monitoring_stack import Stack
 
@@ -29,7 +29,7 @@ REPEAT = "6s"  # Alertmanager's repeat_interval in the copy: the reminder
 
 
 @pytest.fixture
-def stack(plane: testbed.ControlPlane, tmp_path: Path) -> Iterator[Stack]:
+def stack(plane: envtest.ControlPlane, tmp_path: Path) -> Iterator[Stack]:
     running = Stack(plane, tmp_path / "monitoring", WAITING, REPEAT)
     running.workdir.mkdir()
     try:
@@ -60,7 +60,7 @@ def notes_of(stack: Stack, rollout: str, status: str) -> list[tuple[float, str, 
 
 
 def test_a_rollout_waiting_for_approval_reaches_the_approvers(
-        stack: Stack, seed: testbed.Seeder, plane: testbed.ControlPlane, aicr: Aicr, record_property: Any) -> None:
+        stack: Stack, seed: envtest.Seeder, plane: envtest.ControlPlane, aicr: Aicr, record_property: Any) -> None:
     created = time.monotonic()
     waiting = seed.rollout(phase="AwaitingApproval")
     # A third waits too, with its deadline 30 minutes away: the pager is told, and its pending alert inhibited.

@@ -6,13 +6,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 
 
-def as_user(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str,
+def as_user(aicr: Aicr, plane: envtest.ControlPlane, user: str, *args: str,
             **env: str) -> subprocess.CompletedProcess[str]:
     return aicr(*args, kubeconfig=plane.kubeconfig_for(user), **env)
 
@@ -24,8 +24,8 @@ def ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[st
 
 # -- item 9: a report of the wrong shape is invalid, everywhere --------------------------------------
 
-def test_a_report_that_is_a_json_array_is_invalid(aicr: Aicr, plane: testbed.ControlPlane,
-                                                  seed: testbed.Seeder) -> None:
+def test_a_report_that_is_a_json_array_is_invalid(aicr: Aicr, plane: envtest.ControlPlane,
+                                                  seed: envtest.Seeder) -> None:
     name = seed.rollout(report="[]")
     described = json.loads(ok(as_user(aicr, plane, "victor", "describe", name, "-o", "json")).stdout)
     compare((described["assessment"]["status"], described["assessment"]["error"]),
@@ -36,8 +36,8 @@ def test_a_report_that_is_a_json_array_is_invalid(aicr: Aicr, plane: testbed.Con
     compare([i["assessment"]["status"] for i in items if i["name"] == name], expected=["invalid"])
 
 
-def test_a_report_whose_components_are_no_objects_is_invalid(aicr: Aicr, plane: testbed.ControlPlane,
-                                                             seed: testbed.Seeder) -> None:
+def test_a_report_whose_components_are_no_objects_is_invalid(aicr: Aicr, plane: envtest.ControlPlane,
+                                                             seed: envtest.Seeder) -> None:
     name = seed.rollout(report='{"components": ["gpu-operator"]}')
     items = json.loads(ok(as_user(aicr, plane, "victor", "list", "-o", "json")).stdout)["items"]
     compare([i["assessment"]["status"] for i in items if i["name"] == name], expected=["invalid"])
@@ -45,8 +45,8 @@ def test_a_report_whose_components_are_no_objects_is_invalid(aicr: Aicr, plane: 
 
 # -- item 10: -o name prints the object the result is about ---------------------------------------------
 
-def test_o_name_of_every_write_and_of_reproduce_and_version(aicr: Aicr, plane: testbed.ControlPlane,
-                                                             seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_o_name_of_every_write_and_of_reproduce_and_version(aicr: Aicr, plane: envtest.ControlPlane,
+                                                             seed: envtest.Seeder, tmp_path: Path) -> None:
     name = seed.rollout()
     reference = f"runtimerollout.operator.aicr.run/{name}\n"
     for args in (["approve", name, "--reason", "window", "--expires", "1h"], ["revoke", name, "--reason", "oops"],
@@ -69,9 +69,9 @@ def test_o_name_of_every_write_and_of_reproduce_and_version(aicr: Aicr, plane: t
 
 # -- item 11: what an approver reads -------------------------------------------------------------------
 
-def test_list_fits_120_columns(aicr: Aicr, plane: testbed.ControlPlane) -> None:
+def test_list_fits_120_columns(aicr: Aicr, plane: envtest.ControlPlane) -> None:
     """The demo's rollouts, whatever else the session seeded: every line of `list` fits 120 columns."""
-    names = testbed.seed_demo(plane)
+    names = envtest.seed_demo(plane)
     proc = ok(as_user(aicr, plane, "alice", "list"))
     lines = [line for line in proc.stdout.splitlines()[1:] if line.split()[0] in names.values()]
     compare(len(lines), expected=3)  # the ended one is not listed
@@ -81,7 +81,7 @@ def test_list_fits_120_columns(aicr: Aicr, plane: testbed.ControlPlane) -> None:
 
 
 def test_describe_shows_time_left_step_messages_conditions_and_acknowledgement_times(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     deadline = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=7, minutes=56, seconds=30)
     name = seed.rollout(deadline=deadline, phase="AwaitingAcknowledgement", awaiting_release="nvsentinel",
                         approval={"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "r"},
@@ -93,7 +93,7 @@ def test_describe_shows_time_left_step_messages_conditions_and_acknowledgement_t
         "conditions": [{"type": "Ready", "status": "False", "reason": "AwaitingAcknowledgement",
                         "message": "waiting for nvsentinel", "lastTransitionTime": "2026-11-29T23:00:00Z"}]})
     text = ok(as_user(aicr, plane, "victor", "describe", name)).stdout
-    for expected in (f"Deadline:     {testbed.rfc3339(deadline)} (in 7h56m)",
+    for expected in (f"Deadline:     {envtest.rfc3339(deadline)} (in 7h56m)",
                      "  1  gpu-operator  Upgrade    manual      yes   Ready                    "
                      "driver 580 on 8 of 8 nodes",
                      "Acknowledged: gpu-operator by carol at 2026-11-29T22:00:00Z",
@@ -105,7 +105,7 @@ def test_describe_shows_time_left_step_messages_conditions_and_acknowledgement_t
           "lastTransitionTime": "2026-11-29T23:00:00Z"}], "driver 580 on 8 of 8 nodes"))
 
 
-def test_list_filters_by_phase(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_list_filters_by_phase(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     approved = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "r"}
     waiting = seed.rollout()
     acknowledging = seed.rollout(phase="AwaitingAcknowledgement", approval=approved, awaiting_release="nvsentinel")
@@ -125,7 +125,7 @@ def test_list_filters_by_phase(aicr: Aicr, plane: testbed.ControlPlane, seed: te
            "Progressing, AwaitingAcknowledgement, Validating, Ended"))
 
 
-def test_whoami_says_who_you_are_and_whether_you_may_approve(aicr: Aicr, plane: testbed.ControlPlane,
+def test_whoami_says_who_you_are_and_whether_you_may_approve(aicr: Aicr, plane: envtest.ControlPlane,
                                                              tmp_path: Path) -> None:
     log = tmp_path / "requests"
     doc = json.loads(ok(as_user(aicr, plane, "alice", "whoami", "-o", "json", AICR_REQUEST_LOG=str(log))).stdout)
@@ -147,8 +147,8 @@ def test_whoami_says_who_you_are_and_whether_you_may_approve(aicr: Aicr, plane: 
             expected=[("kubectl-aicr", "aicr_commands.whoami:WhoAmI")])
 
 
-def test_policy_check_without_reason_checks_all_but_the_reason_rules(aicr: Aicr, plane: testbed.ControlPlane,
-                                                                      seed: testbed.Seeder) -> None:
+def test_policy_check_without_reason_checks_all_but_the_reason_rules(aicr: Aicr, plane: envtest.ControlPlane,
+                                                                      seed: envtest.Seeder) -> None:
     policy = {"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy", "policies": {
         "reason-format": {"pattern": "^CHG-"}, "max-approval": {"max": "1h"}}}
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.fleet_planes import Fleet, Operator, rollout_spec, waves_file
 from support.harness import BIN, Aicr, complete, error_line, words
 
@@ -78,7 +78,7 @@ class Inventory:
 
 def cluster_of(plane_url: str, ca_pem: bytes, member: str, tokens: Path, region: str) -> dict[str, Any]:
     """An accessProviders cluster: the plane, and the extensions the plugin needs (member, tokens, region)."""
-    return {"server": plane_url, "certificate-authority-data": testbed.b64(ca_pem), "extensions": [
+    return {"server": plane_url, "certificate-authority-data": envtest.b64(ca_pem), "extensions": [
         {"name": EXEC, "extension": {"member": member}},
         {"name": ARGS, "extension": ["--tokens", str(tokens), "--region", region]},
         # AppendIfNotExists: the file's AICR_TEST_PLUGIN_LOG wins (this path does not exist).
@@ -103,7 +103,7 @@ def inventory(fleet: Fleet, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     for namespace in ("gpu-fleet", "gpu-lab", "empty"):
         hub.kubectl("create", "namespace", namespace, check=False)
     planes = {member: fleet.member(context).plane for member, context in LIVE.items()}
-    down = f"https://127.0.0.1:{testbed.free_port()}"
+    down = f"https://127.0.0.1:{envtest.free_port()}"
     tokens_path = folder / "tokens.json"
     known = {m.split("/")[1]: {"server": p.url, "token": p.exec_token} for m, p in planes.items()}
     known["sick"] = {"server": down, "token": "sick-token-never-asked"}
@@ -115,7 +115,7 @@ def inventory(fleet: Fleet, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         return {"name": PROVIDER, "cluster": cluster_of(plane.url, plane.server_ca_pem, member.split("/")[1],
                                                         tokens_path, region)}
 
-    dead = {"server": down, "certificate-authority-data": testbed.b64(hub.server_ca_pem)}
+    dead = {"server": down, "certificate-authority-data": envtest.b64(hub.server_ca_pem)}
     profiles = [
         # The profile lists "broken" first; the file names aicr-test first: the file's order decides.
         ("gpu-fleet", "eu-1", {"region": "eu-west"}, {"accessProviders": [
@@ -155,8 +155,8 @@ def inventory(fleet: Fleet, tmp_path_factory: pytest.TempPathFactory) -> Iterato
                                           "command": "/nonexistent/plugin"}}]}))
     doc = json.loads(fleet.kubeconfig.read_text())
     nora = hub.users["nora"]
-    doc["users"].append({"name": "nora", "user": {"client-certificate-data": testbed.b64(nora.cert_pem),
-                                                  "client-key-data": testbed.b64(nora.key_pem)}})
+    doc["users"].append({"name": "nora", "user": {"client-certificate-data": envtest.b64(nora.cert_pem),
+                                                  "client-key-data": envtest.b64(nora.key_pem)}})
     doc["contexts"].append({"name": "hub-nora", "context": {"cluster": "gpu-lab-1", "user": "nora"}})
     kubeconfig = folder / "kubeconfig"
     kubeconfig.write_text(json.dumps(doc))
@@ -577,7 +577,7 @@ def at_a_terminal(aicr: Aicr, kubeconfig: Path, args: list[str], answer: str) ->
 
 def seed_runtimes(inventory: Inventory, uids: dict[str, str]) -> tuple[str, dict[str, str]]:
     """A plan with an open rollout in each of these members, its spec.runtime.uid as given."""
-    digest = testbed.random_digest()
+    digest = envtest.random_digest()
     return digest, {member: inventory.fleet.member(LIVE[member]).seed.rollout(to=digest, runtime_uid=uid)
                     for member, uid in uids.items()}
 

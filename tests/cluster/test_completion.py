@@ -4,9 +4,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, complete, words
 
 APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "maintenance window"}
@@ -18,7 +18,7 @@ APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "mainten
 
 
 
-def test_rollout_names_from_the_cluster(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_rollout_names_from_the_cluster(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     busy = seed.rollout(phase="Progressing", approval=APPROVED)
     time.sleep(1.1)  # newer than `busy`, so only "waiting first" can put `waiting` before it
     waiting = seed.rollout()
@@ -40,7 +40,7 @@ def test_rollout_names_from_the_cluster(aicr: Aicr, plane: testbed.ControlPlane,
     compare(complete(aicr, "describe", waiting, "", kubeconfig=victor), expected=([], ":4"))  # one ROLLOUT only
 
 
-def test_plan_digests_and_configmap_names(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_plan_digests_and_configmap_names(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     digest = seed.plan()
     candidates, _ = complete(aicr, "reproduce", "", kubeconfig=plane.kubeconfig_for("victor"))
     assert f"{digest}\tplan in ConfigMap aicr-plan-{digest[7:23]}" in candidates, candidates
@@ -52,7 +52,7 @@ def test_plan_digests_and_configmap_names(aicr: Aicr, plane: testbed.ControlPlan
 
 
 
-def test_completion_leaves_no_key_file_behind(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_completion_leaves_no_key_file_behind(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                               tmp_path: Path) -> None:
     """The kubeconfig's inline key data goes to temporary files for the client: they go when completion ends."""
     waiting = seed.rollout()

@@ -12,24 +12,24 @@ import json
 import subprocess
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, aicr_env, error_line
 from support.plugin_env import EXAMPLES, PluginPath
 
 
 @pytest.fixture(scope="module")
-def files(plane: testbed.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def files(plane: envtest.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Kubeconfigs and PEM files to combine with flags."""
     folder = tmp_path_factory.mktemp("connection")
     full = json.loads(plane.kubeconfig.read_text())
     cluster_only = {**full, "users": [], "contexts": [{"name": "c", "context": {"cluster": "aicr-testbed"}}],
                     "current-context": "c"}
     wrong_ca = json.loads(json.dumps(full))
-    ca, _, _ = testbed.make_ca("some other CA")
-    wrong_ca["clusters"][0]["cluster"]["certificate-authority-data"] = testbed.b64(ca.cert_pem)
+    ca, _, _ = envtest.make_ca("some other CA")
+    wrong_ca["clusters"][0]["cluster"]["certificate-authority-data"] = envtest.b64(ca.cert_pem)
     as_field = json.loads(json.dumps(full))
     for user in as_field["users"]:
         if user["name"] == "admin":
@@ -45,7 +45,7 @@ def files(plane: testbed.ControlPlane, tmp_path_factory: pytest.TempPathFactory)
     return out
 
 
-def cases(plane: testbed.ControlPlane, f: dict[str, Path]) -> dict[str, list[str]]:
+def cases(plane: envtest.ControlPlane, f: dict[str, Path]) -> dict[str, list[str]]:
     token = plane.exec_token
     return {
         "current context": ["--kubeconfig", str(f["full"])],
@@ -89,7 +89,7 @@ def identity(words: list[str], proc: subprocess.CompletedProcess[str], ours: boo
     return info["username"], sorted(info.get("groups", []))
 
 
-def test_the_identity_is_the_one_kubectl_gets(aicr: Aicr, plane: testbed.ControlPlane, files: dict[str, Path],
+def test_the_identity_is_the_one_kubectl_gets(aicr: Aicr, plane: envtest.ControlPlane, files: dict[str, Path],
                                               kubectl: str, tmp_path: Path) -> None:
     site = aicr.with_env(**PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example").env())
     env = aicr_env(aicr.home)
@@ -108,12 +108,12 @@ def test_the_identity_is_the_one_kubectl_gets(aicr: Aicr, plane: testbed.Control
     assert results["--as, groups"][0] == ("alice", ["aicr:approvers", "second group", "system:authenticated"])
     assert results["kubeconfig as/as-groups"][0] == ("victor", ["aicr:viewers", "extra-group",
                                                                 "system:authenticated"])
-    assert results["wrong CA"][0] == "failed" and results["--token"][0][0] == testbed.EXEC_USER
+    assert results["wrong CA"][0] == "failed" and results["--token"][0][0] == envtest.EXEC_USER
     assert results["--as, non-ASCII"][0] == ("Jos\u00e9", ["system:authenticated", "\u674e"])
 
 
-def test_an_admin_approving_as_alice_records_alice(aicr: Aicr, plane: testbed.ControlPlane,
-                                                  seed: testbed.Seeder) -> None:
+def test_an_admin_approving_as_alice_records_alice(aicr: Aicr, plane: envtest.ControlPlane,
+                                                  seed: envtest.Seeder) -> None:
     name = seed.rollout()
     proc = aicr("approve", name, "--reason", "on alice's behalf", "--as", "alice", "--as-group", "aicr:approvers",
                 kubeconfig=plane.kubeconfig_for("admin"))
@@ -125,8 +125,8 @@ def test_an_admin_approving_as_alice_records_alice(aicr: Aicr, plane: testbed.Co
 
 @pytest.mark.parametrize("user,groups,code", [("nora", [], "FORBIDDEN"),
                                               ("pat", ["--as-group", "aicr:patchers"], "ADMISSION_DENIED")])
-def test_impersonating_someone_without_the_right_writes_nothing(aicr: Aicr, plane: testbed.ControlPlane,
-                                                               seed: testbed.Seeder, user: str, groups: list[str],
+def test_impersonating_someone_without_the_right_writes_nothing(aicr: Aicr, plane: envtest.ControlPlane,
+                                                               seed: envtest.Seeder, user: str, groups: list[str],
                                                                code: str) -> None:
     """nora may not even read it; pat (as a patcher) may patch it, but the admission policy says no."""
     name = seed.rollout()
@@ -137,8 +137,8 @@ def test_impersonating_someone_without_the_right_writes_nothing(aicr: Aicr, plan
     assert "approval" not in stored
 
 
-def test_the_flags_are_accepted_before_the_name(aicr: Aicr, plane: testbed.ControlPlane,
-                                                seed: testbed.Seeder) -> None:
+def test_the_flags_are_accepted_before_the_name(aicr: Aicr, plane: envtest.ControlPlane,
+                                                seed: envtest.Seeder) -> None:
     name = seed.rollout()
     proc = aicr("--context", "admin", "--as", "victor", "--as-group", "aicr:viewers", "describe", name,
                 kubeconfig=plane.kubeconfig)

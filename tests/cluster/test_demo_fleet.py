@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import BIN, ROOT, aicr_env
 
 DOCS = ROOT / "docs" / "fleet.md"
@@ -48,16 +48,16 @@ class Demo:
         return subprocess.run(["kubectl", "aicr", *args], capture_output=True, text=True, timeout=timeout,
                               env=self.env, cwd=self.folder, stdin=subprocess.DEVNULL)
 
-    def plane(self, context: str) -> testbed.ControlPlane:
+    def plane(self, context: str) -> envtest.ControlPlane:
         """The running plane of `context`, from the demo's state file (not started here)."""
         state = json.loads((self.folder / "demo.json").read_text())
         workdir = next(p["workdir"] for p in state["planes"] if p["context"] == context)
-        return testbed.ControlPlane(Path(workdir))
+        return envtest.ControlPlane(Path(workdir))
 
 
 def demo_rollout(context: str, role: str) -> str:
     """The name the demo gives a role's rollout in a context: the same after every reset."""
-    return f"rollout-{testbed.digest_of(f'aicr-demo {context} {role}')[7:23]}-1"
+    return f"rollout-{envtest.digest_of(f'aicr-demo {context} {role}')[7:23]}-1"
 
 
 def read_env(path: Path) -> dict[str, str]:
@@ -68,8 +68,8 @@ def read_env(path: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     try:
-        apiserver, etcd = testbed.find_binaries()
-    except testbed.TestbedError as err:
+        apiserver, etcd = envtest.find_binaries()
+    except envtest.TestbedError as err:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the real-cluster tests, but: {err}")
         pytest.skip(f"the demo needs the control plane binaries: {err}")
@@ -83,7 +83,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
         # Killed with the test run (PR_SET_PDEATHSIG), and its planes with it.
         proc = subprocess.Popen([sys.executable, str(TESTBED), "demo", "--clusters", "3"], stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                preexec_fn=testbed._die_with_parent)
+                                preexec_fn=envtest._die_with_parent)
     folder: Path | None = None
     try:
         while "Running until interrupted" not in log.read_text(errors="replace"):
@@ -188,7 +188,7 @@ def test_an_approved_rollout_moves_on_to_its_end(demo: Demo) -> None:
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     compare(json.loads(proc.stdout)["outcome"], expected="Succeeded")
     labels = demo.plane("gpu-lab-1").kubectl("get", "runtimerollout", name, "-o", "jsonpath={.metadata.labels}").stdout
-    compare(json.loads(labels).get(testbed.OUTCOME_LABEL), expected="Succeeded")
+    compare(json.loads(labels).get(envtest.OUTCOME_LABEL), expected="Succeeded")
 
 
 def test_a_revocation_is_honoured(demo: Demo) -> None:
@@ -204,7 +204,7 @@ def test_a_revocation_is_honoured(demo: Demo) -> None:
 
 
 def test_a_rollout_not_approved_by_its_deadline_expires(demo: Demo) -> None:
-    seed = testbed.Seeder(demo.plane("gpu-eu-2"))
+    seed = envtest.Seeder(demo.plane("gpu-eu-2"))
     name = seed.rollout(deadline=dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=3))
     proc = demo.aicr("wait", name, "--context", "gpu-eu-2", "--for", "ended", "--timeout", "30s", "-o", "json")
     compare((proc.returncode, json.loads(proc.stdout or "{}").get("outcome")), expected=(0, "Expired"),

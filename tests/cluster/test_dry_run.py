@@ -4,22 +4,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 
 APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "maintenance window"}
 
 
-def stored(plane: testbed.ControlPlane, name: str) -> dict:  # type: ignore[type-arg]
+def stored(plane: envtest.ControlPlane, name: str) -> dict:  # type: ignore[type-arg]
     return json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)
 
 
 @pytest.mark.parametrize("user,code", [("victor", "FORBIDDEN"), ("pat", "ADMISSION_DENIED")])
-def test_server_dry_run_is_refused_exactly_as_the_real_write(aicr: Aicr, plane: testbed.ControlPlane,
-                                                             seed: testbed.Seeder, user: str, code: str) -> None:
+def test_server_dry_run_is_refused_exactly_as_the_real_write(aicr: Aicr, plane: envtest.ControlPlane,
+                                                             seed: envtest.Seeder, user: str, code: str) -> None:
     name = seed.rollout()
     before = stored(plane, name)["metadata"]["resourceVersion"]
     kubeconfig = plane.kubeconfig_for(user)
@@ -30,8 +30,8 @@ def test_server_dry_run_is_refused_exactly_as_the_real_write(aicr: Aicr, plane: 
     compare(stored(plane, name)["metadata"]["resourceVersion"], expected=before)
 
 
-def test_server_dry_run_as_an_approver_stores_nothing(aicr: Aicr, plane: testbed.ControlPlane,
-                                                      seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_server_dry_run_as_an_approver_stores_nothing(aicr: Aicr, plane: envtest.ControlPlane,
+                                                      seed: envtest.Seeder, tmp_path: Path) -> None:
     name = seed.rollout()
     before = stored(plane, name)
     log = tmp_path / "requests"
@@ -50,8 +50,8 @@ def test_server_dry_run_as_an_approver_stores_nothing(aicr: Aicr, plane: testbed
     assert "a rollout in Validating cannot be revoked" in error_line(proc), proc.stderr
 
 
-def test_server_dry_run_of_revoke_and_acknowledge(aicr: Aicr, plane: testbed.ControlPlane,
-                                                  seed: testbed.Seeder) -> None:
+def test_server_dry_run_of_revoke_and_acknowledge(aicr: Aicr, plane: envtest.ControlPlane,
+                                                  seed: envtest.Seeder) -> None:
     approved = seed.rollout(phase="Progressing", approval=APPROVED)
     waiting = seed.rollout(phase="AwaitingAcknowledgement", approval=APPROVED, awaiting_release="nvsentinel")
     versions = {n: stored(plane, n)["metadata"]["resourceVersion"] for n in (approved, waiting)}
@@ -63,8 +63,8 @@ def test_server_dry_run_of_revoke_and_acknowledge(aicr: Aicr, plane: testbed.Con
     compare({n: stored(plane, n)["metadata"]["resourceVersion"] for n in versions}, expected=versions)
 
 
-def test_client_dry_run_checks_permissions_and_sends_no_write(aicr: Aicr, plane: testbed.ControlPlane,
-                                                              seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_client_dry_run_checks_permissions_and_sends_no_write(aicr: Aicr, plane: envtest.ControlPlane,
+                                                              seed: envtest.Seeder, tmp_path: Path) -> None:
     name = seed.rollout()
     version = stored(plane, name)["metadata"]["resourceVersion"]
     log = tmp_path / "requests"
@@ -90,8 +90,8 @@ def test_client_dry_run_checks_permissions_and_sends_no_write(aicr: Aicr, plane:
     compare(stored(plane, name)["metadata"]["resourceVersion"], expected=version)
 
 
-def test_client_dry_run_says_what_is_not_allowed(aicr: Aicr, plane: testbed.ControlPlane,
-                                                 seed: testbed.Seeder) -> None:
+def test_client_dry_run_says_what_is_not_allowed(aicr: Aicr, plane: envtest.ControlPlane,
+                                                 seed: envtest.Seeder) -> None:
     name = seed.rollout()
     proc = aicr("approve", name, "--reason", "x", "--dry-run=client", kubeconfig=plane.kubeconfig_for("victor"))
     compare((proc.returncode, proc.stdout), expected=(1, ""))

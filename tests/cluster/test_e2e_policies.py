@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 import yaml
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 from support.plugin_env import EXAMPLES, PluginPath
 from support.windows import ALL_DAYS, windows_around, windows_except_now
@@ -33,7 +33,7 @@ SetPolicy = Callable[..., None]
 
 
 @pytest.fixture
-def set_policy(plane: testbed.ControlPlane) -> Iterator[SetPolicy]:
+def set_policy(plane: envtest.ControlPlane) -> Iterator[SetPolicy]:
     """Publish a policy file in the cluster (as the admin); it is deleted after the test, whatever happens."""
 
     def publish(policies: dict[str, Any] | None = None, *, text: str | None = None, key: str = "policy.yaml",
@@ -49,17 +49,17 @@ def set_policy(plane: testbed.ControlPlane) -> Iterator[SetPolicy]:
     plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
 
 
-def as_user(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str) -> subprocess.CompletedProcess[str]:
+def as_user(aicr: Aicr, plane: envtest.ControlPlane, user: str, *args: str) -> subprocess.CompletedProcess[str]:
     return aicr(*args, kubeconfig=plane.kubeconfig_for(user))
 
 
-def overrides(plane: testbed.ControlPlane, name: str) -> list[dict[str, Any]]:
+def overrides(plane: envtest.ControlPlane, name: str) -> list[dict[str, Any]]:
     """The override record of a rollout: the annotation kubectl aicr writes."""
     metadata = json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["metadata"]
     return json.loads(metadata.get("annotations", {}).get("aicr.run/overrides", "[]"))  # type: ignore[no-any-return]
 
 
-def spec(plane: testbed.ControlPlane, name: str) -> dict[str, Any]:
+def spec(plane: envtest.ControlPlane, name: str) -> dict[str, Any]:
     return json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["spec"]  # type: ignore[no-any-return]
 
 
@@ -83,13 +83,13 @@ def ok(proc: subprocess.CompletedProcess[str]) -> None:
 
 
 def now_plus(**delta: float) -> str:
-    return testbed.rfc3339(dt.datetime.now(dt.timezone.utc) + dt.timedelta(**delta))
+    return envtest.rfc3339(dt.datetime.now(dt.timezone.utc) + dt.timedelta(**delta))
 
 
 # -- change-window ---------------------------------------------------------------------------------
 
-def test_change_window_refuses_outside_every_window_and_allows_inside(aicr: Aicr, plane: testbed.ControlPlane,
-                                                                      seed: testbed.Seeder,
+def test_change_window_refuses_outside_every_window_and_allows_inside(aicr: Aicr, plane: envtest.ControlPlane,
+                                                                      seed: envtest.Seeder,
                                                                       set_policy: SetPolicy) -> None:
     name = seed.rollout()
     set_policy({"change-window": {"timeZone": "UTC", "windows": windows_except_now()}})
@@ -103,7 +103,7 @@ def test_change_window_refuses_outside_every_window_and_allows_inside(aicr: Aicr
     compare(spec(plane, name)["approval"]["user"], expected="alice")
 
 
-def test_a_blackout_refuses_even_inside_a_window(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_a_blackout_refuses_even_inside_a_window(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                  set_policy: SetPolicy) -> None:
     name = seed.rollout()
     set_policy({"change-window": {
@@ -114,7 +114,7 @@ def test_a_blackout_refuses_even_inside_a_window(aicr: Aicr, plane: testbed.Cont
     assert "inside the blackout 'incident freeze'" in proc.stderr, proc.stderr
 
 
-def test_the_approval_must_expire_inside_its_window(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_the_approval_must_expire_inside_its_window(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                     set_policy: SetPolicy) -> None:
     name = seed.rollout()
     now = dt.datetime.now(dt.timezone.utc)
@@ -129,7 +129,7 @@ def test_the_approval_must_expire_inside_its_window(aicr: Aicr, plane: testbed.C
 
 # -- max-approval, reason-format --------------------------------------------------------------------
 
-def test_max_approval(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+def test_max_approval(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, set_policy: SetPolicy) -> None:
     name = seed.rollout()  # its deadline is 8 hours away
     set_policy({"max-approval": {"max": "1h"}})
     denied(as_user(aicr, plane, "alice", "approve", name, "--reason", "r", "--expires", "2h"),
@@ -142,7 +142,7 @@ def test_max_approval(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.See
     ok(as_user(aicr, plane, "alice", "approve", name, "--reason", "r", "--expires", "30m"))
 
 
-def test_reason_format(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+def test_reason_format(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, set_policy: SetPolicy) -> None:
     name = seed.rollout(approval=BOB_APPROVED, phase="Progressing")
     set_policy({"reason-format": {"pattern": "^CHG-[0-9]+", "message": "cite a change ticket (CHG-1234) first",
                                   "actions": ["approve", "revoke"]}})
@@ -155,7 +155,7 @@ def test_reason_format(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Se
 
 # -- approver-groups, crd-changes -------------------------------------------------------------------
 
-def test_approver_groups_per_action(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_approver_groups_per_action(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                     set_policy: SetPolicy) -> None:
     set_policy({"approver-groups": {"approve": ["platform-leads"], "revoke": ["aicr:approvers"]}})
     name = seed.rollout()
@@ -166,7 +166,7 @@ def test_approver_groups_per_action(aicr: Aicr, plane: testbed.ControlPlane, see
     ok(as_user(aicr, plane, "erin", "revoke", approved, "--reason", "r"))  # erin: exec credentials, aicr:approvers
 
 
-def test_crd_changes_need_a_named_group(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_crd_changes_need_a_named_group(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                         set_policy: SetPolicy) -> None:
     set_policy({"crd-changes": {"groups": ["platform-leads"]}})
     denied(as_user(aicr, plane, "alice", "approve", seed.rollout(), "--reason", "r"),
@@ -190,14 +190,14 @@ def report(*verdicts: str) -> str:
     ({"report": report("safe", "manual")}, {}, None),
     ({"report": report("manual")}, {"refuseVerdicts": ["manual", "unknown"]},
      "assessment: AICR's verified assessment refuses: c0: manual"),
-    ({"report": report("safe"), "report_digest": testbed.random_digest()}, {},  # content does not match
+    ({"report": report("safe"), "report_digest": envtest.random_digest()}, {},  # content does not match
      "assessment: the assessment report is unverified: its verdicts cannot be trusted"),
-    ({"report_digest": testbed.random_digest()}, {"refuseMissing": True},
+    ({"report_digest": envtest.random_digest()}, {"refuseMissing": True},
      "assessment: the rollout records a report that was not found"),
     ({}, {"refuseMissing": True}, "assessment: the rollout records no assessment report"),
     ({}, {}, None),
 ])
-def test_assessment(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy,
+def test_assessment(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, set_policy: SetPolicy,
                     rollout: dict[str, Any], settings: dict[str, Any], expected: str | None) -> None:
     name = seed.rollout(**rollout)
     set_policy({"assessment": settings})
@@ -208,16 +208,16 @@ def test_assessment(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seede
         denied(proc, expected)
 
 
-def test_an_unverified_report_may_be_allowed(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_an_unverified_report_may_be_allowed(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                              set_policy: SetPolicy) -> None:
-    name = seed.rollout(report=report("blocked"), report_digest=testbed.random_digest())
+    name = seed.rollout(report=report("blocked"), report_digest=envtest.random_digest())
     set_policy({"assessment": {"refuseUnverified": False}})
     ok(as_user(aicr, plane, "alice", "approve", name, "--reason", "r"))  # its "blocked" is not trusted either
 
 
 # -- four-eyes -----------------------------------------------------------------------------------------
 
-def test_four_eyes(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+def test_four_eyes(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, set_policy: SetPolicy) -> None:
     set_policy({"four-eyes": {"revoke": True}})
     waiting = dict(phase="AwaitingAcknowledgement", approval=BOB_APPROVED, awaiting_release="nvsentinel",
                    step_states=[{"release": "gpu-operator", "state": "Ready"},
@@ -232,8 +232,8 @@ def test_four_eyes(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder
 
 # -- the file itself: broken, required plugins, warn mode, who may read it -------------------------------
 
-def test_a_broken_file_refuses_every_write_and_says_where(aicr: Aicr, plane: testbed.ControlPlane,
-                                                          seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+def test_a_broken_file_refuses_every_write_and_says_where(aicr: Aicr, plane: envtest.ControlPlane,
+                                                          seed: envtest.Seeder, set_policy: SetPolicy) -> None:
     set_policy({"change-window": {"windows": [{"days": ["Mon"], "from": "17:00", "to": "09:00"}]},
                 "max-approval": {"max": "8h", "maximum": "9h"}})
     pending = seed.rollout()
@@ -255,8 +255,8 @@ def test_a_broken_file_refuses_every_write_and_says_where(aicr: Aicr, plane: tes
            "(ConfigMap): no key policy.yaml in data (keys: policy.yml)", code="POLICY_ERROR")
 
 
-def test_an_unknown_policy_or_a_missing_required_plugin_refuses(aicr: Aicr, plane: testbed.ControlPlane,
-                                                                seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+def test_an_unknown_policy_or_a_missing_required_plugin_refuses(aicr: Aicr, plane: envtest.ControlPlane,
+                                                                seed: envtest.Seeder, set_policy: SetPolicy) -> None:
     name = seed.rollout()
     set_policy({"change-windw": {"windows": []}})
     denied(as_user(aicr, plane, "alice", "approve", name, "--reason", "r"),
@@ -267,7 +267,7 @@ def test_an_unknown_policy_or_a_missing_required_plugin_refuses(aicr: Aicr, plan
     compare(spec(plane, name).get("approval"), expected=None)
 
 
-def test_required_plugins_and_settings_of_a_site_policy(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_required_plugins_and_settings_of_a_site_policy(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                         set_policy: SetPolicy, tmp_path: Path) -> None:
     site = aicr.with_env(**PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example").env())
     name = seed.rollout()
@@ -283,7 +283,7 @@ def test_required_plugins_and_settings_of_a_site_policy(aicr: Aicr, plane: testb
            code="POLICY_ERROR")
 
 
-def test_warn_mode_prints_and_writes(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_warn_mode_prints_and_writes(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                      set_policy: SetPolicy) -> None:
     name = seed.rollout()
     set_policy({"reason-format": {"mode": "warn", "pattern": "^CHG-", "message": "cite a ticket"},
@@ -307,8 +307,8 @@ APPROVE_ONLY = [
 ]
 
 
-def test_an_approver_who_cannot_read_the_file_is_refused(aicr: Aicr, plane: testbed.ControlPlane,
-                                                         seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+def test_an_approver_who_cannot_read_the_file_is_refused(aicr: Aicr, plane: envtest.ControlPlane,
+                                                         seed: envtest.Seeder, set_policy: SetPolicy) -> None:
     """Not knowing the rules must not mean having none: carol may approve, but read no ConfigMap."""
     set_policy({"four-eyes": {}})
     plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": APPROVE_ONLY}))
@@ -336,8 +336,8 @@ def test_an_approver_who_cannot_read_the_file_is_refused(aicr: Aicr, plane: test
 
 # -- overrides ------------------------------------------------------------------------------------------
 
-def test_an_override_is_recorded_in_the_same_write_and_shown_by_describe(aicr: Aicr, plane: testbed.ControlPlane,
-                                                                         seed: testbed.Seeder,
+def test_an_override_is_recorded_in_the_same_write_and_shown_by_describe(aicr: Aicr, plane: envtest.ControlPlane,
+                                                                         seed: envtest.Seeder,
                                                                          set_policy: SetPolicy) -> None:
     name = seed.rollout()
     set_policy({"change-window": {"overridable": True, "windows": windows_except_now()},
@@ -364,8 +364,8 @@ def test_an_override_is_recorded_in_the_same_write_and_shown_by_describe(aicr: A
     compare(doc["overrides"], expected=record)
 
 
-def test_an_acknowledgement_and_a_revocation_record_their_overrides_too(aicr: Aicr, plane: testbed.ControlPlane,
-                                                                         seed: testbed.Seeder,
+def test_an_acknowledgement_and_a_revocation_record_their_overrides_too(aicr: Aicr, plane: envtest.ControlPlane,
+                                                                         seed: envtest.Seeder,
                                                                          set_policy: SetPolicy) -> None:
     set_policy({"four-eyes": {"overridable": True, "revoke": True}})
     name = seed.rollout(phase="AwaitingAcknowledgement", approval=BOB_APPROVED, awaiting_release="nvsentinel",
@@ -381,7 +381,7 @@ def test_an_acknowledgement_and_a_revocation_record_their_overrides_too(aicr: Ai
 
 # -- policy check, plugins ------------------------------------------------------------------------------
 
-def test_policy_check_explains_and_writes_nothing(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_policy_check_explains_and_writes_nothing(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                   set_policy: SetPolicy, tmp_path: Path) -> None:
     name = seed.rollout()
     set_policy({"change-window": {"windows": windows_except_now()}, "max-approval": {"max": "8h"},
@@ -419,7 +419,7 @@ def test_policy_check_explains_and_writes_nothing(aicr: Aicr, plane: testbed.Con
 
 
 def test_policy_check_lists_only_the_policies_set_up_for_the_action(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, set_policy: SetPolicy) -> None:
     name = seed.rollout(phase="Progressing", approval=BOB_APPROVED)
     set_policy({"reason-format": {"pattern": "^CHG-"}, "max-approval": {"max": "8h"}})  # both decide approvals only
     for reason in ((), ("--reason", "x")):  # "x" would not match: reason-format is simply not asked for revoke
@@ -434,7 +434,7 @@ def test_policy_check_lists_only_the_policies_set_up_for_the_action(
         proc.stdout
 
 
-def test_policy_check_with_a_broken_file_says_why(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_policy_check_with_a_broken_file_says_why(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                   set_policy: SetPolicy) -> None:
     set_policy({"max-approval": {"max": "-1h"}})
     proc = as_user(aicr, plane, "alice", "policy", "check", seed.rollout(), "--reason", "r")
@@ -444,7 +444,7 @@ def test_policy_check_with_a_broken_file_says_why(aicr: Aicr, plane: testbed.Con
                                 "refusing every approval, revocation and acknowledgement (fail closed)\n")
 
 
-def test_plugins_shows_what_the_cluster_file_activates(aicr: Aicr, plane: testbed.ControlPlane,
+def test_plugins_shows_what_the_cluster_file_activates(aicr: Aicr, plane: envtest.ControlPlane,
                                                        set_policy: SetPolicy) -> None:
     set_policy({"four-eyes": {"mode": "warn"}, "change-window": {"overridable": True, "blackouts": [
         {"name": "freeze", "from": "2030-01-01", "to": "2030-01-02"}]}})
@@ -466,7 +466,7 @@ def test_plugins_shows_what_the_cluster_file_activates(aicr: Aicr, plane: testbe
 # -- --policy-file on a write: only a dry run may try it --------------------------------------------
 
 def test_a_dry_run_tries_a_local_policy_file_in_place_of_the_clusters(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, set_policy: SetPolicy,
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, set_policy: SetPolicy,
         tmp_path: Path) -> None:
     set_policy({"max-approval": {"max": "8h"}})
     name = seed.rollout()

@@ -8,18 +8,18 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 from support.plugin_env import PluginPath
 
 APPROVERS = ("alice", "bob", "carol", "erin")  # erin through an exec credential plugin
 
 
-def test_32_approvals_at_once_store_exactly_one(aicr: Aicr, plane: testbed.ControlPlane,
-                                                seed: testbed.Seeder) -> None:
+def test_32_approvals_at_once_store_exactly_one(aicr: Aicr, plane: envtest.ControlPlane,
+                                                seed: envtest.Seeder) -> None:
     name = seed.rollout()
     runs = 32
     results: list[tuple[str, subprocess.CompletedProcess[str]]] = []
@@ -76,18 +76,18 @@ def aicr_pre_approve():
 
 
 @pytest.fixture
-def own_plane() -> Iterator[testbed.ControlPlane]:
+def own_plane() -> Iterator[envtest.ControlPlane]:
     """A control plane of this test's own: it kills and restarts its API server."""
-    plane = testbed.ControlPlane().start()
+    plane = envtest.ControlPlane().start()
     try:
         yield plane
     finally:
         plane.stop()
 
 
-def test_the_api_server_dies_between_the_read_and_the_write(aicr: Aicr, plane: testbed.ControlPlane,  # PATH
-                                                            own_plane: testbed.ControlPlane, tmp_path: Path) -> None:
-    name = testbed.Seeder(own_plane).rollout()
+def test_the_api_server_dies_between_the_read_and_the_write(aicr: Aicr, plane: envtest.ControlPlane,  # PATH
+                                                            own_plane: envtest.ControlPlane, tmp_path: Path) -> None:
+    name = envtest.Seeder(own_plane).rollout()
     policies = PluginPath(tmp_path / "policies").add(
         "aicr-test-kill-apiserver", "0.1", {"aicr.policies": {"kill-apiserver": "aicr_test_kill_apiserver"}},
         modules={"aicr_test_kill_apiserver": STOP_POLICY})

@@ -14,10 +14,10 @@ import threading
 import time
 from pathlib import Path
 
+import envtest
 import yaml
 from testfixtures import compare
 
-import testbed
 from support.fleet_planes import (
     CONTEXTS,
     DOWN,
@@ -174,7 +174,7 @@ def test_a_pending_list_says_none_were_found_in_the_clusters_read_beside_the_one
     """One context fails, the other has nothing pending (its only rollout so labelled has ended): `No rollouts
     found.` on stdout for the one read, the failure on stderr, exit 1 as for any partial failure."""
     member = fleet.member("gpu-eu-1")
-    label = f"aicr-test/pending-read={testbed.random_digest()[7:23]}"
+    label = f"aicr-test/pending-read={envtest.random_digest()[7:23]}"
     name = member.seed.rollout(phase="Ended", outcome="Succeeded")
     member.plane.kubectl("label", "runtimerollouts", name, label)
     proc = aicr("list", "--contexts", f"gpu-eu-1,{DOWN}", "--pending", "-l", label, kubeconfig=fleet.kubeconfig)
@@ -347,7 +347,7 @@ def test_plan_completes_the_digests_waiting_in_the_current_context(aicr: Aicr, f
     from support.harness import complete, words
 
     digest, _ = fleet.seed_plan()
-    ended = testbed.random_digest()
+    ended = envtest.random_digest()
     fleet.member("gpu-lab-1").seed.rollout(to=ended, phase="Ended", outcome="Succeeded")
     candidates, directive = complete(aicr, "approve", "--all-contexts", "--plan", "", kubeconfig=fleet.kubeconfig)
     assert digest in words(candidates) and ended not in words(candidates), candidates
@@ -392,7 +392,7 @@ def test_waves_follow_a_rollout_through_its_acknowledgement(aicr: Aicr, fleet: F
 
 
 def test_a_rollout_a_minute_past_its_deadline_fails_its_wave(aicr: Aicr, fleet: Fleet, tmp_path: Path) -> None:
-    digest = testbed.random_digest()
+    digest = envtest.random_digest()
     passed = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=55)  # a minute past it in 5 s
     name = fleet.member("gpu-lab-1").seed.rollout(to=digest, deadline=passed)
     path = waves_file(tmp_path, [{"name": "canary", "contexts": ["gpu-lab-1"]}])

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.fleet_planes import CONTEXTS, DOWN, Fleet, Operator, results, rollout_spec, set_ready, waves_file
 from support.harness import Aicr, aicr_env
 from support.slow_writes import SlowWrites
@@ -320,7 +320,7 @@ def test_a_rerun_past_a_canary_with_no_rollout_stops_unless_the_wave_is_optional
 
 
 def test_the_last_wave_all_skipped_fails_too(aicr: Aicr, fleet: Fleet, tmp_path: Path) -> None:
-    digest = testbed.random_digest()  # no cluster has a rollout to it
+    digest = envtest.random_digest()  # no cluster has a rollout to it
     path = waves_file(tmp_path, [{"name": "only", "contexts": ["gpu-eu-*"]}])
     proc = aicr("approve", "--plan", digest, "--waves", str(path), "--reason", "CHG-25", "--yes", "-o", "json",
                 kubeconfig=fleet.kubeconfig, timeout=60)

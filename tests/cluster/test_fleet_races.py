@@ -12,11 +12,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import envtest
 import pytest
 import yaml
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr
 
 RUNS = 10
@@ -25,7 +25,7 @@ USERS = ("alice", "bob", "carol")  # approvers; most contexts share a certificat
 
 
 @pytest.fixture
-def required_policy(plane: testbed.ControlPlane) -> Iterator[None]:
+def required_policy(plane: envtest.ControlPlane) -> Iterator[None]:
     """The cluster's policy file requires a built-in policy from its documented distribution."""
     body = yaml.safe_dump({"apiVersion": "aicr.run/v1alpha1", "kind": "ApprovalPolicy",
                            "required": [{"name": "change-window", "distribution": "kubectl-aicr"},
@@ -39,14 +39,14 @@ def required_policy(plane: testbed.ControlPlane) -> Iterator[None]:
     plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
 
 
-def sixteen_contexts(plane: testbed.ControlPlane, folder: Path) -> Path:
+def sixteen_contexts(plane: envtest.ControlPlane, folder: Path) -> Path:
     cluster = {"name": "one", "cluster": {"server": plane.url,
-                                          "certificate-authority-data": testbed.b64(plane.server_ca_pem)}}
+                                          "certificate-authority-data": envtest.b64(plane.server_ca_pem)}}
     users, contexts = [], []
     for i, context in enumerate(CONTEXTS):
         pair = plane.users[USERS[i % len(USERS)]]
-        users.append({"name": f"u-{context}", "user": {"client-certificate-data": testbed.b64(pair.cert_pem),
-                                                       "client-key-data": testbed.b64(pair.key_pem)}})
+        users.append({"name": f"u-{context}", "user": {"client-certificate-data": envtest.b64(pair.cert_pem),
+                                                       "client-key-data": envtest.b64(pair.key_pem)}})
         contexts.append({"name": context, "context": {"cluster": "one", "user": f"u-{context}"}})
     path = folder / "kubeconfig"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": [cluster], "users": users,
@@ -56,8 +56,8 @@ def sixteen_contexts(plane: testbed.ControlPlane, folder: Path) -> Path:
 
 
 def test_a_fleet_write_at_parallel_16_approves_every_cluster_every_time(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, required_policy: None, tmp_path: Path) -> None:
-    digest = testbed.random_digest()
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, required_policy: None, tmp_path: Path) -> None:
+    digest = envtest.random_digest()
     seed.rollout(to=digest)
     kubeconfig = sixteen_contexts(plane, tmp_path)
     failures: list[str] = []

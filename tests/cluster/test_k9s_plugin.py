@@ -17,10 +17,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import envtest
 import yaml
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, aicr_env
 
 PLUGIN_FILE = Path(__file__).resolve().parents[2] / "examples" / "k9s" / "aicr.yaml"
@@ -135,7 +135,7 @@ def test_a_bad_file_breaks_the_rules() -> None:
     compare(substitute("$NAME-${name} $!FLAG $NOPE", {"NAME": "r", "FLAG": "true"}), expected="$NAME-r false $NOPE")
 
 
-def run_plugin(aicr: Aicr, plane: testbed.ControlPlane, plugin: dict[str, Any],
+def run_plugin(aicr: Aicr, plane: envtest.ControlPlane, plugin: dict[str, Any],
                env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """As k9s runs it: the command itself with the substituted args, in k9s' environment (its KUBECONFIG)."""
     args = [substitute(str(a), env) for a in plugin["args"]]
@@ -143,8 +143,8 @@ def run_plugin(aicr: Aicr, plane: testbed.ControlPlane, plugin: dict[str, Any],
                           env=aicr_env(aicr.home, plane.kubeconfig), cwd=aicr.cwd, stdin=subprocess.DEVNULL)
 
 
-def test_each_command_line_runs_against_the_plane(aicr: Aicr, plane: testbed.ControlPlane,
-                                                  seed: testbed.Seeder) -> None:
+def test_each_command_line_runs_against_the_plane(aicr: Aicr, plane: envtest.ControlPlane,
+                                                  seed: envtest.Seeder) -> None:
     found = plugins()
     name = seed.rollout()
     acknowledging = seed.rollout(phase="AwaitingAcknowledgement", awaiting_release="nvsentinel",

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr
 
 
-def test_an_insecure_real_cluster_works_silently(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_an_insecure_real_cluster_works_silently(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                 tmp_path: Path) -> None:
     config = json.loads(plane.kubeconfig_for("victor").read_text())
     cluster = config["clusters"][0]["cluster"]

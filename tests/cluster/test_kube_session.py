@@ -8,16 +8,15 @@ from __future__ import annotations
 import threading
 import time
 
+import envtest
 from testfixtures import ShouldRaise, compare
 
 from aicr_core.errors import AicrError, Code
 from aicr_core.session import kube
 from aicr_core.session.deadline import Deadline
 
-import testbed
 
-
-def test_a_real_watch_sees_the_operators_change(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_a_real_watch_sees_the_operators_change(plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     from aicr_core.domain import operator_api as api
 
     name = seed.rollout()
@@ -35,8 +34,8 @@ def test_a_real_watch_sees_the_operators_change(plane: testbed.ControlPlane, see
     assert time.monotonic() - started < 5  # it arrived as it happened, not at the stream's end
 
 
-def test_a_field_the_clusters_schema_lacks_is_refused_not_pruned(plane: testbed.ControlPlane,
-                                                                seed: testbed.Seeder) -> None:
+def test_a_field_the_clusters_schema_lacks_is_refused_not_pruned(plane: envtest.ControlPlane,
+                                                                seed: envtest.Seeder) -> None:
     """Against an operator whose CRD has no such field, a write must fail loudly rather than drop it."""
     from aicr_core.domain import operator_api as api
 

@@ -11,16 +11,16 @@ import re
 import time
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 
 APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "maintenance window"}
 HEADER = "NAME  PHASE  APPROVAL  DEADLINE  WAITING-ON  ASSESSMENT  AGE".split()
 
 
-def listed(aicr: Aicr, plane: testbed.ControlPlane, user: str, *args: str, **env: str) -> dict[str, dict]:  # type: ignore[type-arg]
+def listed(aicr: Aicr, plane: envtest.ControlPlane, user: str, *args: str, **env: str) -> dict[str, dict]:  # type: ignore[type-arg]
     proc = aicr("list", "-o", "json", *args, kubeconfig=plane.kubeconfig_for(user), **env)
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     doc = json.loads(proc.stdout)
@@ -37,7 +37,7 @@ def rows(text: str) -> dict[str, list[str]]:
             for line in lines[1:]}
 
 
-def test_not_ended_newest_first_and_all(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_not_ended_newest_first_and_all(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     oldest = seed.rollout()
     time.sleep(1.1)  # creationTimestamp has second precision
     ended = seed.rollout(phase="Ended", outcome="Failed", approval=APPROVED)
@@ -49,8 +49,8 @@ def test_not_ended_newest_first_and_all(aicr: Aicr, plane: testbed.ControlPlane,
     compare(names, expected=[newest, ended, oldest])
 
 
-def test_pending_keeps_only_what_waits_for_a_person(aicr: Aicr, plane: testbed.ControlPlane,
-                                                    seed: testbed.Seeder) -> None:
+def test_pending_keeps_only_what_waits_for_a_person(aicr: Aicr, plane: envtest.ControlPlane,
+                                                    seed: envtest.Seeder) -> None:
     acknowledged = [{"release": "nvsentinel", "user": "bob", "time": "2026-01-01T00:00:00Z"}]
     waiting = {
         seed.rollout(): True,
@@ -67,9 +67,9 @@ def test_pending_keeps_only_what_waits_for_a_person(aicr: Aicr, plane: testbed.C
     assert all(item["waitingForPerson"] for item in pending.values())
 
 
-def test_text_columns(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_text_columns(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     soon = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=2, minutes=10, seconds=45)
-    report = json.dumps(testbed.SAMPLE_REPORT)
+    report = json.dumps(envtest.SAMPLE_REPORT)
     pending = seed.rollout(deadline=soon, report=report)
     approved = seed.rollout(phase="AwaitingAcknowledgement", approval=APPROVED, awaiting_release="nvsentinel",
                             deadline=dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc))
@@ -91,11 +91,11 @@ def test_text_columns(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.See
     line = next(line for line in wide.splitlines() if line.startswith(approved))
     assert re.search(r"approved by bob until 2099-01-01T00:00:00Z +2020-01-01T00:00:00Z \(passed\)", line), line
     line = next(line for line in wide.splitlines() if line.startswith(pending))
-    assert re.search(rf"pending +{testbed.rfc3339(soon)} \(in 2h10m\)", line), line
+    assert re.search(rf"pending +{envtest.rfc3339(soon)} \(in 2h10m\)", line), line
 
 
-def test_assessment_is_the_worst_verdict_of_a_verified_report(aicr: Aicr, plane: testbed.ControlPlane,
-                                                              seed: testbed.Seeder) -> None:
+def test_assessment_is_the_worst_verdict_of_a_verified_report(aicr: Aicr, plane: envtest.ControlPlane,
+                                                              seed: envtest.Seeder) -> None:
     def report(*verdicts: str) -> str:
         return json.dumps({"components": [{"component": f"c{i}", "change": "version", "from": "1", "to": "2",
                                            "verdict": v, "notes": []} for i, v in enumerate(verdicts)]})
@@ -106,8 +106,8 @@ def test_assessment_is_the_worst_verdict_of_a_verified_report(aicr: Aicr, plane:
         seed.rollout(report=report("unversioned", "manual")): ("verified", "manual"),
         seed.rollout(report=report("safe", "unversioned")): ("verified", "unversioned"),
         seed.rollout(report=report("safe")): ("verified", "safe"),
-        seed.rollout(report=report("blocked"), report_digest=testbed.random_digest()): ("unverified", None),
-        seed.rollout(report_digest=testbed.random_digest()): ("missing", None),
+        seed.rollout(report=report("blocked"), report_digest=envtest.random_digest()): ("unverified", None),
+        seed.rollout(report_digest=envtest.random_digest()): ("missing", None),
         seed.rollout(): ("none", None),
     }
     items = listed(aicr, plane, "victor")
@@ -118,9 +118,9 @@ def test_assessment_is_the_worst_verdict_of_a_verified_report(aicr: Aicr, plane:
 
 
 def test_a_viewer_without_configmap_permission_gets_the_list_and_one_warning(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     """pat may list rollouts but not ConfigMaps."""
-    first, second = seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT)), seed.rollout(report="{}")
+    first, second = seed.rollout(report=json.dumps(envtest.SAMPLE_REPORT)), seed.rollout(report="{}")
     proc = aicr("list", kubeconfig=plane.kubeconfig_for("pat"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     compare(proc.stderr.splitlines(), expected=[
@@ -131,10 +131,10 @@ def test_a_viewer_without_configmap_permission_gets_the_list_and_one_warning(
     compare((table[first][5], table[second][5]), expected=("unavailable", "unavailable"))
 
 
-def test_two_requests_whatever_the_number_of_rollouts(aicr: Aicr, plane: testbed.ControlPlane,
-                                                      seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_two_requests_whatever_the_number_of_rollouts(aicr: Aicr, plane: envtest.ControlPlane,
+                                                      seed: envtest.Seeder, tmp_path: Path) -> None:
     for _ in range(3):
-        seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT))
+        seed.rollout(report=json.dumps(envtest.SAMPLE_REPORT))
     log = tmp_path / "requests"
     proc = aicr("list", "--all", kubeconfig=plane.kubeconfig_for("victor"), AICR_REQUEST_LOG=str(log))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
@@ -145,8 +145,8 @@ def test_two_requests_whatever_the_number_of_rollouts(aicr: Aicr, plane: testbed
         "GET /apis/operator.aicr.run/v1alpha1/runtimerollouts?limit=500"])
 
 
-def test_wide_name_and_stable_json_keys(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
-    name = seed.rollout(from_digest=None, report=json.dumps(testbed.SAMPLE_REPORT))
+def test_wide_name_and_stable_json_keys(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
+    name = seed.rollout(from_digest=None, report=json.dumps(envtest.SAMPLE_REPORT))
     victor = plane.kubeconfig_for("victor")
     wide = aicr("list", "-o", "wide", kubeconfig=victor).stdout.splitlines()
     compare(wide[0].split()[-2:], expected=["TRANSITION", "STEPS"])
@@ -163,14 +163,14 @@ def test_wide_name_and_stable_json_keys(aicr: Aicr, plane: testbed.ControlPlane,
     compare(item["transition"]["from"], expected=None)
 
 
-def test_cluster_data_cannot_steer_the_terminal(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_cluster_data_cannot_steer_the_terminal(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     name = seed.rollout(phase="AwaitingAcknowledgement", approval=APPROVED, awaiting_release="nv\x1b[2Jsentinel")
     out = aicr("list", kubeconfig=plane.kubeconfig_for("victor")).stdout
     assert "\x1b" not in out
     assert "nv\\x1b[2Jsentinel" in next(line for line in out.splitlines() if line.startswith(name))
 
 
-def test_refusals(aicr: Aicr, plane: testbed.ControlPlane) -> None:
+def test_refusals(aicr: Aicr, plane: envtest.ControlPlane) -> None:
     proc = aicr("list", kubeconfig=plane.kubeconfig_for("nora"))
     compare((proc.returncode, error_line(proc).startswith("error: [FORBIDDEN] ")), expected=(1, True))
     assert 'User "nora" cannot list resource "runtimerollouts"' in proc.stderr

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import BIN, ROOT, Aicr, read_until_running
 
 
@@ -43,11 +43,11 @@ def kubeconfigs(text: str) -> dict[str, tuple[Path, str]]:
     return {user: (Path(path), role.strip()) for user, path, role in found}
 
 
-def test_the_demo_lists_every_users_kubeconfig_with_what_they_may_do(aicr: Aicr, plane: testbed.ControlPlane) -> None:
+def test_the_demo_lists_every_users_kubeconfig_with_what_they_may_do(aicr: Aicr, plane: envtest.ControlPlane) -> None:
     with running("demo") as text:
         listed = kubeconfigs(text)
-        compare(sorted(listed), expected=sorted([*testbed.USERS, testbed.EXEC_USER]))
-        compare({user: role for user, (_, role) in listed.items()}, expected=testbed.USER_ROLES)
+        compare(sorted(listed), expected=sorted([*envtest.USERS, envtest.EXEC_USER]))
+        compare({user: role for user, (_, role) in listed.items()}, expected=envtest.USER_ROLES)
         for user in ("alice", "erin", "victor", "pat"):  # each file is that user, with what the list says
             proc = aicr("whoami", "-o", "json", kubeconfig=listed[user][0])
             compare(proc.returncode, expected=0, suffix=proc.stderr)
@@ -55,7 +55,7 @@ def test_the_demo_lists_every_users_kubeconfig_with_what_they_may_do(aicr: Aicr,
             compare((doc["username"], doc["mayApprove"]), expected=(user, user in ("alice", "erin")))
 
 
-def test_the_webhook_verb_runs_aicr_admission_against_the_demo(aicr: Aicr, plane: testbed.ControlPlane) -> None:
+def test_the_webhook_verb_runs_aicr_admission_against_the_demo(aicr: Aicr, plane: envtest.ControlPlane) -> None:
     with running("webhook") as text:
         match = re.search(r"^Admission webhook aicr-admission at (https://127\.0\.0\.1:\d+)/validate, registered .*"
                           r"its log \(one JSON line per decision\): (\S+)$", text, re.M)

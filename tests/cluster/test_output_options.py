@@ -16,17 +16,17 @@ import subprocess
 import time
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, aicr_env, error_line
 
 APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "maintenance window"}
 SGR = re.compile("\x1b\\[([0-9;]*)m")
 
 
-def labelled(seed: testbed.Seeder, name: str, **labels: str) -> str:
-    seed.custom.patch_cluster_custom_object(testbed.GROUP, testbed.VERSION, "runtimerollouts", name,
+def labelled(seed: envtest.Seeder, name: str, **labels: str) -> str:
+    seed.custom.patch_cluster_custom_object(envtest.GROUP, envtest.VERSION, "runtimerollouts", name,
                                             {"metadata": {"labels": labels}})
     return name
 
@@ -35,7 +35,7 @@ def run_label() -> tuple[str, str]:
     return "test.aicr.run/run", secrets.token_hex(6)
 
 
-def test_jsonpath_prints_the_json_document(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_jsonpath_prints_the_json_document(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     key, run = run_label()
     name = labelled(seed, seed.rollout(), **{key: run})
     proc = aicr("describe", name, "-o", "jsonpath={.rollout} {.phase} {.approval.required}",
@@ -46,7 +46,7 @@ def test_jsonpath_prints_the_json_document(aicr: Aicr, plane: testbed.ControlPla
     compare((proc.returncode, proc.stdout), expected=(0, f"{name}:AwaitingApproval\n"))
 
 
-def test_jsonpath_file_and_missing_keys(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_jsonpath_file_and_missing_keys(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                         tmp_path: Path) -> None:
     name = seed.rollout()
     template = tmp_path / "t.jsonpath"
@@ -60,7 +60,7 @@ def test_jsonpath_file_and_missing_keys(aicr: Aicr, plane: testbed.ControlPlane,
                "nothing was printed"))
 
 
-def test_a_bad_argument_is_usage_before_any_api_call(aicr: Aicr, plane: testbed.ControlPlane,
+def test_a_bad_argument_is_usage_before_any_api_call(aicr: Aicr, plane: envtest.ControlPlane,
                                                      tmp_path: Path) -> None:
     log = tmp_path / "requests.log"
     cases = {
@@ -84,10 +84,10 @@ def test_a_bad_argument_is_usage_before_any_api_call(aicr: Aicr, plane: testbed.
     assert not log.exists() or log.read_text() == "", log.read_text()
 
 
-def test_custom_columns_on_each_item(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_custom_columns_on_each_item(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                      tmp_path: Path) -> None:
     key, run = run_label()
-    name = labelled(seed, seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT)), **{key: run})
+    name = labelled(seed, seed.rollout(report=json.dumps(envtest.SAMPLE_REPORT)), **{key: run})
     spec = "NAME:.name,PHASE:phase,VERDICT:{.assessment.verdict},USER:.approval.user,NOPE:.nope"
     proc = aicr("list", "-l", f"{key}={run}", "-o", f"custom-columns={spec}", kubeconfig=plane.kubeconfig_for("victor"))
     compare((proc.returncode, proc.stderr), expected=(0, ""))
@@ -102,7 +102,7 @@ def test_custom_columns_on_each_item(aicr: Aicr, plane: testbed.ControlPlane, se
     compare((proc.returncode, proc.stdout), expected=(0, f"{name:<{width}}AwaitingApproval\n"))
 
 
-def test_no_headers_for_every_table(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_no_headers_for_every_table(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     key, run = run_label()
     name = labelled(seed, seed.rollout(), **{key: run})
     for output in ("text", "wide", "custom-columns=N:.name"):
@@ -116,7 +116,7 @@ def test_no_headers_for_every_table(aicr: Aicr, plane: testbed.ControlPlane, see
 
 
 def test_a_seeded_ended_rollout_carries_the_outcome_label_the_operator_sets(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     succeeded = seed.rollout(phase="Ended", outcome="Succeeded", approval=APPROVED)
     failed = seed.rollout(phase="Ended", outcome="Failed", approval=APPROVED)
     waiting = seed.rollout()
@@ -130,10 +130,10 @@ def test_a_seeded_ended_rollout_carries_the_outcome_label_the_operator_sets(
     assert succeeded in found and failed not in found and waiting not in found, found
     assert failed in names("--all", "-l", "operator.aicr.run/outcome=Failed")
     labels = json.loads(plane.kubectl("get", "runtimerollout", waiting, "-o", "json").stdout)["metadata"]
-    assert testbed.OUTCOME_LABEL not in labels.get("labels", {}), labels  # not ended: no outcome yet
+    assert envtest.OUTCOME_LABEL not in labels.get("labels", {}), labels  # not ended: no outcome yet
 
 
-def test_sort_by_and_selector(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_sort_by_and_selector(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, tmp_path: Path) -> None:
     import datetime as dt
 
     key, run = run_label()
@@ -199,7 +199,7 @@ class Watching:
         self.proc.wait(timeout=10)
 
 
-def test_list_watch_prints_a_row_per_change(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_list_watch_prints_a_row_per_change(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     key, run = run_label()
     first = labelled(seed, seed.rollout(), **{key: run})
     watching = Watching(aicr, plane.kubeconfig_for("victor"), "-l", f"{key}={run}", "--all")
@@ -217,8 +217,8 @@ def test_list_watch_prints_a_row_per_change(aicr: Aicr, plane: testbed.ControlPl
         watching.stop()
 
 
-def test_list_watch_json_is_one_item_document_per_row(aicr: Aicr, plane: testbed.ControlPlane,
-                                                      seed: testbed.Seeder) -> None:
+def test_list_watch_json_is_one_item_document_per_row(aicr: Aicr, plane: envtest.ControlPlane,
+                                                      seed: envtest.Seeder) -> None:
     key, run = run_label()
     first = labelled(seed, seed.rollout(), **{key: run})
     second = labelled(seed, seed.rollout(), **{key: run})
@@ -235,8 +235,8 @@ def test_list_watch_json_is_one_item_document_per_row(aicr: Aicr, plane: testbed
         watching.stop()
 
 
-def test_a_watch_applies_the_template_to_each_document(aicr: Aicr, plane: testbed.ControlPlane,
-                                                       seed: testbed.Seeder) -> None:
+def test_a_watch_applies_the_template_to_each_document(aicr: Aicr, plane: envtest.ControlPlane,
+                                                       seed: envtest.Seeder) -> None:
     """describe -w and list -w with a template: once per document, nothing between them (kubectl get -w)."""
     key, run = run_label()
     name = labelled(seed, seed.rollout(), **{key: run})
@@ -277,12 +277,12 @@ policies:
 """
 
 
-def test_colour_never_changes_the_text(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_colour_never_changes_the_text(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                        tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY, encoding="utf-8")
     key, run = run_label()
-    name = labelled(seed, seed.rollout(report=json.dumps(testbed.SAMPLE_REPORT),
+    name = labelled(seed, seed.rollout(report=json.dumps(envtest.SAMPLE_REPORT),
                                        message="evil \x1b[2J\x1b[31mred\x1b[0m \u202e"), **{key: run})
     labelled(seed, seed.rollout(phase="Ended", outcome="Failed", approval=APPROVED), **{key: run})
     runs = [("list", "--all", "-l", f"{key}={run}"), ("list", "--all", "-l", f"{key}={run}", "-o", "wide"),
@@ -327,8 +327,8 @@ def on_terminal(aicr: Aicr, kubeconfig: Path, *args: str, **env: str) -> str:
     return out.decode().replace("\r\n", "\n")
 
 
-def test_auto_colours_a_terminal_unless_no_color(aicr: Aicr, plane: testbed.ControlPlane,
-                                                 seed: testbed.Seeder) -> None:
+def test_auto_colours_a_terminal_unless_no_color(aicr: Aicr, plane: envtest.ControlPlane,
+                                                 seed: envtest.Seeder) -> None:
     key, run = run_label()
     labelled(seed, seed.rollout(), **{key: run})
     kubeconfig = plane.kubeconfig_for("victor")
@@ -339,8 +339,8 @@ def test_auto_colours_a_terminal_unless_no_color(aicr: Aicr, plane: testbed.Cont
     compare(timeless(strip(coloured)), expected=timeless(plain))
 
 
-def test_the_site_csv_renderer_takes_columns(site_package: Aicr, plane: testbed.ControlPlane,
-                                             seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_the_site_csv_renderer_takes_columns(site_package: Aicr, plane: envtest.ControlPlane,
+                                             seed: envtest.Seeder, tmp_path: Path) -> None:
     """A site renderer with an argument (the plugin guide's example): read before any API call."""
     key, run = run_label()
     name = labelled(seed, seed.rollout(approval=APPROVED), **{key: run})

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 
 
-def test_a_site_command_reads_a_rollout_into_the_value_policies_get(site_package: Aicr, plane: testbed.ControlPlane,
-                                                                    seed: testbed.Seeder) -> None:
+def test_a_site_command_reads_a_rollout_into_the_value_policies_get(site_package: Aicr, plane: envtest.ControlPlane,
+                                                                    seed: envtest.Seeder) -> None:
     name = seed.rollout()
     viewer = plane.kubeconfig_for("victor")  # a viewer may read: nothing here writes
     proc = site_package("steps", name, kubeconfig=viewer)
@@ -34,7 +34,7 @@ def test_a_site_command_reads_a_rollout_into_the_value_policies_get(site_package
             suffix=named.stderr)
 
 
-def test_a_missing_rollout_is_our_not_found_not_the_servers(site_package: Aicr, plane: testbed.ControlPlane) -> None:
+def test_a_missing_rollout_is_our_not_found_not_the_servers(site_package: Aicr, plane: envtest.ControlPlane) -> None:
     missing = "rollout-0000000000000000-9"
     viewer = plane.kubeconfig_for("victor")
     ours = site_package("describe", missing, kubeconfig=viewer)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr
 from support.wheels import wheel
 
@@ -31,8 +31,8 @@ def aicr_pre_approve(approval):
 '''
 
 
-def test_a_policy_added_under_the_same_version_runs_at_once(aicr: Aicr, tmp_path: Path, plane: testbed.ControlPlane,
-                                                             seed: testbed.Seeder) -> None:
+def test_a_policy_added_under_the_same_version_runs_at_once(aicr: Aicr, tmp_path: Path, plane: envtest.ControlPlane,
+                                                             seed: envtest.Seeder) -> None:
     first, second, folder = tmp_path / "first", tmp_path / "second", tmp_path / "plugins"
     first.mkdir()
     second.mkdir()

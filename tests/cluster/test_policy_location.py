@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import envtest
 import pytest
 import yaml
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 from support.windows import windows_except_now
 
@@ -36,7 +36,7 @@ def policy_configmap(namespace: str, policies: dict[str, Any]) -> dict[str, Any]
 
 
 @pytest.fixture
-def strict_cluster(plane: testbed.ControlPlane) -> Iterator[None]:
+def strict_cluster(plane: envtest.ControlPlane) -> Iterator[None]:
     """A strict policy where the cluster keeps it, and a lenient one in a team namespace approvers may read."""
     strict = {"change-window": {"windows": windows_except_now()}, "four-eyes": {}}
     team_reader = [
@@ -60,7 +60,7 @@ def strict_cluster(plane: testbed.ControlPlane) -> Iterator[None]:
     plane.kubectl("delete", "namespace", "team", "--ignore-not-found", "--wait=false")
 
 
-def kubeconfig_in_namespace(plane: testbed.ControlPlane, user: str, namespace: str, path: Path) -> Path:
+def kubeconfig_in_namespace(plane: envtest.ControlPlane, user: str, namespace: str, path: Path) -> Path:
     """The user's kubeconfig, its context's default namespace set to `namespace` (as `kubens` would)."""
     config = json.loads(plane.kubeconfig_for(user).read_text())
     for context in config["contexts"]:
@@ -76,12 +76,12 @@ def refused_by_the_clusters_file(proc: subprocess.CompletedProcess[str], policy:
     assert f"  {policy}: " in proc.stderr, proc.stderr
 
 
-def spec(plane: testbed.ControlPlane, name: str) -> dict[str, Any]:
+def spec(plane: envtest.ControlPlane, name: str) -> dict[str, Any]:
     return json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)["spec"]  # type: ignore[no-any-return]
 
 
 def test_no_flag_context_or_environment_of_the_approver_moves_the_policy_file(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, strict_cluster: None, tmp_path: Path) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, strict_cluster: None, tmp_path: Path) -> None:
     name = seed.rollout()
     alice = plane.kubeconfig_for("alice")
     in_team = kubeconfig_in_namespace(plane, "alice", "team", tmp_path / "alice-in-team")
@@ -109,7 +109,7 @@ def test_no_flag_context_or_environment_of_the_approver_moves_the_policy_file(
 
 
 def test_an_admin_moves_the_policy_file_and_every_write_records_which_file_decided_it(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, strict_cluster: None) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, strict_cluster: None) -> None:
     name = seed.rollout()
     alice = plane.kubeconfig_for("alice")
     seed.runtime()
@@ -121,9 +121,9 @@ def test_an_admin_moves_the_policy_file_and_every_write_records_which_file_decid
     doc = json.loads(aicr("describe", name, "-o", "json", kubeconfig=alice).stdout)
     (record,) = doc["policyDecisions"]
     compare({k: record[k] for k in ("user", "action", "location", "digest")}, expected={
-        "user": "alice", "action": "approve", "location": TEAM_FILE, "digest": testbed.digest_of(team_text)})
+        "user": "alice", "action": "approve", "location": TEAM_FILE, "digest": envtest.digest_of(team_text)})
     text = aicr("describe", name, kubeconfig=alice).stdout
-    assert f"Decided by:   approve by alice under {TEAM_FILE} {testbed.digest_of(team_text)[:23]}" in text, text
+    assert f"Decided by:   approve by alice under {TEAM_FILE} {envtest.digest_of(team_text)[:23]}" in text, text
 
     # An approver cannot make the pointer say otherwise, nor remove it.
     for verb in (["annotate", "clusterruntime", "cluster", f"{LOCATION}-"],
@@ -134,7 +134,7 @@ def test_an_admin_moves_the_policy_file_and_every_write_records_which_file_decid
 
 
 def test_a_pointer_that_names_no_namespace_refuses_every_write(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, strict_cluster: None) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, strict_cluster: None) -> None:
     seed.runtime()
     plane.kubectl("annotate", "--overwrite", "clusterruntime", "cluster", f"{LOCATION}=Team_A")
     proc = aicr("approve", seed.rollout(), "--reason", "CHG-1 upgrade", kubeconfig=plane.kubeconfig_for("alice"))
@@ -144,7 +144,7 @@ def test_a_pointer_that_names_no_namespace_refuses_every_write(
 
 
 def test_an_approver_who_cannot_read_the_runtime_is_refused(
-        aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder, strict_cluster: None) -> None:
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, strict_cluster: None) -> None:
     """Not knowing where the rules are must not mean having none, nor reading them elsewhere."""
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
             "metadata": {"name": "test-no-runtime"},

@@ -16,10 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import envtest
 import yaml
 from testfixtures import compare
 
-import testbed
 from support.harness import ROOT, Aicr, error_line
 
 NO_CRDS = [{"release": "nvsentinel", "operation": "Install", "verdict": "safe", "changesCRDs": False}]
@@ -29,7 +29,7 @@ EVERY_DAY = [{"days": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], "from":
 
 
 def report(verdict: str) -> str:
-    doc = copy.deepcopy(testbed.SAMPLE_REPORT)
+    doc = copy.deepcopy(envtest.SAMPLE_REPORT)
     doc["components"][0]["verdict"] = verdict
     return json.dumps(doc, indent=2)
 
@@ -55,14 +55,14 @@ def policy_files(folder: Path) -> dict[str, Path]:
     return files
 
 
-def seed_rollouts(seed: testbed.Seeder) -> dict[str, str]:
+def seed_rollouts(seed: envtest.Seeder) -> dict[str, str]:
     return {
         "plain": seed.rollout(steps=NO_CRDS, report=report("safe")),
         "manual": seed.rollout(steps=NO_CRDS, report=report("manual")),
         "crds": seed.rollout(report=report("safe")),  # gpu-operator's step changes CRDs
         "blocked": seed.rollout(steps=NO_CRDS, report=report("blocked")),
-        "unverified": seed.rollout(steps=NO_CRDS, report=report("safe"), report_digest=testbed.random_digest()),
-        "missing": seed.rollout(steps=NO_CRDS, report_digest=testbed.random_digest()),
+        "unverified": seed.rollout(steps=NO_CRDS, report=report("safe"), report_digest=envtest.random_digest()),
+        "missing": seed.rollout(steps=NO_CRDS, report_digest=envtest.random_digest()),
         "none": seed.rollout(steps=NO_CRDS),
         "approved": seed.rollout(steps=NO_CRDS, approval=BOB_APPROVED, phase="Progressing",
                                  report=report("safe")),
@@ -105,7 +105,7 @@ CHECKS: list[tuple[str, str, str, str, str | None, str | None, tuple[str, ...]]]
 ]
 
 
-def policy_check(aicr: Aicr, plane: testbed.ControlPlane, file: Path, user: str, rollout: str, action: str,
+def policy_check(aicr: Aicr, plane: envtest.ControlPlane, file: Path, user: str, rollout: str, action: str,
                  reason: str | None, expires: str | None, overrides: tuple[str, ...]) -> dict[str, Any]:
     """`policy check`'s decision document; for the command's own refusal (an error on one cluster),
     the document `policy test` reports for it: allowed false, that code, no policies."""
@@ -123,8 +123,8 @@ def policy_check(aicr: Aicr, plane: testbed.ControlPlane, file: Path, user: str,
     return {"allowed": False, "code": code, "policies": []}
 
 
-def test_each_case_decides_as_policy_check_on_the_cluster(aicr: Aicr, plane: testbed.ControlPlane,
-                                                         seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_each_case_decides_as_policy_check_on_the_cluster(aicr: Aicr, plane: envtest.ControlPlane,
+                                                         seed: envtest.Seeder, tmp_path: Path) -> None:
     files = policy_files(tmp_path)
     names = seed_rollouts(seed)
     live = []
@@ -136,8 +136,8 @@ def test_each_case_decides_as_policy_check_on_the_cluster(aicr: Aicr, plane: tes
             "name": f"{i}: {policy} {user} {action} {key}", "rollout": names[key], "action": action, "user": user,
             # as the API server reports them (SelfSubjectReview: system:authenticated too)
             "groups": decision["user"]["groups"] if "user" in decision else
-            [*testbed.USERS.get(user, ()), "system:authenticated"],
-            "at": decision.get("time") or testbed.rfc3339(dt.datetime.now(dt.timezone.utc)),
+            [*envtest.USERS.get(user, ()), "system:authenticated"],
+            "at": decision.get("time") or envtest.rfc3339(dt.datetime.now(dt.timezone.utc)),
             "expect": {"allowed": decision["allowed"], "code": decision["code"],
                        "policies": {p["name"]: p["verdict"] for p in decision["policies"]}}}
         for key_name, value in (("reason", reason), ("expires", expires)):

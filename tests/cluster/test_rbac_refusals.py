@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.fleet_planes import LIVE, Fleet, rollout_spec
 from support.harness import Aicr
 
@@ -27,12 +27,12 @@ def server_said(name: str) -> str:
             'cannot patch resource "runtimerollouts" in API group "operator.aicr.run" at the cluster scope')
 
 
-def stored(plane: testbed.ControlPlane, name: str) -> dict:  # type: ignore[type-arg]
+def stored(plane: envtest.ControlPlane, name: str) -> dict:  # type: ignore[type-arg]
     return json.loads(plane.kubectl("get", "runtimerollout", name, "-o", "json").stdout)
 
 
 @pytest.mark.parametrize("command", ["approve", "revoke", "acknowledge"])
-def test_a_viewers_write_says_who_what_and_why(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_a_viewers_write_says_who_what_and_why(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                               command: str) -> None:
     name = {"approve": lambda: seed.rollout(),
             "revoke": lambda: seed.rollout(phase="Progressing", approval=APPROVED),
@@ -48,8 +48,8 @@ def test_a_viewers_write_says_who_what_and_why(aicr: Aicr, plane: testbed.Contro
     compare(stored(plane, name)["metadata"]["resourceVersion"], expected=before)
 
 
-def test_the_lack_is_worded_as_the_client_dry_run_words_it(aicr: Aicr, plane: testbed.ControlPlane,
-                                                           seed: testbed.Seeder) -> None:
+def test_the_lack_is_worded_as_the_client_dry_run_words_it(aicr: Aicr, plane: envtest.ControlPlane,
+                                                           seed: envtest.Seeder) -> None:
     """One wording of what is lacking: the client dry run's and the refused write's lines are the same."""
     name = seed.rollout()
     victor = plane.kubeconfig_for("victor")
@@ -67,8 +67,8 @@ def test_a_fleet_write_refused_by_rbac_on_one_member_says_the_same(aicr: Aicr, f
     viewer_at = fleet.members[-1]  # gpu-eu-2, where the fleet's credentials are victor's
     doc = json.loads(fleet.kubeconfig.read_text())
     pair = viewer_at.plane.users["victor"]
-    doc["users"].append({"name": "victor-there", "user": {"client-certificate-data": testbed.b64(pair.cert_pem),
-                                                          "client-key-data": testbed.b64(pair.key_pem)}})
+    doc["users"].append({"name": "victor-there", "user": {"client-certificate-data": envtest.b64(pair.cert_pem),
+                                                          "client-key-data": envtest.b64(pair.key_pem)}})
     for context in doc["contexts"]:
         if context["name"] == viewer_at.context:
             context["context"]["user"] = "victor-there"

@@ -4,15 +4,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import envtest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr
 from support.plugin_env import EXAMPLES, PluginPath
 
 # -- text layouts ----------------------------------------------------------------------------------
 
-def test_a_site_command_gets_its_own_text_layout(aicr: Aicr, tmp_path: Path, plane: testbed.ControlPlane) -> None:
+def test_a_site_command_gets_its_own_text_layout(aicr: Aicr, tmp_path: Path, plane: envtest.ControlPlane) -> None:
     site = aicr.with_env(**PluginPath(tmp_path / "site").add_example(EXAMPLES / "aicr-site-example").env())
     proc = site("identity", kubeconfig=plane.kubeconfig_for("alice"))
     compare((proc.returncode, proc.stdout), expected=(

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, error_line
 
 
-def test_site_command_and_renderer(site_package: Aicr, plane: testbed.ControlPlane) -> None:
+def test_site_command_and_renderer(site_package: Aicr, plane: envtest.ControlPlane) -> None:
     aicr = site_package
     proc = aicr("identity", "-o", "csv", kubeconfig=plane.kubeconfig_for("alice"))
     compare((proc.returncode, proc.stdout), expected=(0, 'kind,Identity\nusername,alice\n'
@@ -24,8 +24,8 @@ def test_site_command_and_renderer(site_package: Aicr, plane: testbed.ControlPla
 
 
 @pytest.mark.usefixtures("change_ticket_named")
-def test_site_policy_refuses_before_writing(site_package: Aicr, plane: testbed.ControlPlane,
-                                            seed: testbed.Seeder) -> None:
+def test_site_policy_refuses_before_writing(site_package: Aicr, plane: envtest.ControlPlane,
+                                            seed: envtest.Seeder) -> None:
     aicr = site_package
     name = seed.rollout()
     proc = aicr("approve", name, "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
@@ -40,8 +40,8 @@ def test_site_policy_refuses_before_writing(site_package: Aicr, plane: testbed.C
 
 
 def test_an_installed_site_policy_the_file_does_not_name_takes_no_part(site_package: Aicr,
-                                                                      plane: testbed.ControlPlane,
-                                                                      seed: testbed.Seeder) -> None:
+                                                                      plane: envtest.ControlPlane,
+                                                                      seed: envtest.Seeder) -> None:
     """INACTIVE_UNTIL_CONFIGURED (docs/plugins.md): installed, change-ticket decides nothing until a file names it."""
     plane.kubectl("delete", "configmap", "-n", "aicr-system", "aicr-approval-policy", "--ignore-not-found")
     proc = site_package("approve", seed.rollout(), "--reason", "window", kubeconfig=plane.kubeconfig_for("alice"))
@@ -51,7 +51,7 @@ def test_an_installed_site_policy_the_file_does_not_name_takes_no_part(site_pack
 
 @pytest.mark.parametrize("before_name", [True, False])
 def test_a_flag_added_by_a_plugin_works_on_either_side(site_package: Aicr,
-                                                       plane: testbed.ControlPlane, seed: testbed.Seeder,
+                                                       plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                        before_name: bool) -> None:
     aicr = site_package
     name = seed.rollout()
@@ -61,8 +61,8 @@ def test_a_flag_added_by_a_plugin_works_on_either_side(site_package: Aicr,
             suffix=proc.stderr)
 
 
-def test_a_broken_policy_fails_every_approval_closed(broken_package: Aicr, plane: testbed.ControlPlane,
-                                                     seed: testbed.Seeder) -> None:
+def test_a_broken_policy_fails_every_approval_closed(broken_package: Aicr, plane: envtest.ControlPlane,
+                                                     seed: envtest.Seeder) -> None:
     aicr = broken_package
     name = seed.rollout()
     proc = aicr("approve", name, "--reason", "CHG-1 window", kubeconfig=plane.kubeconfig_for("alice"))
@@ -73,8 +73,8 @@ def test_a_broken_policy_fails_every_approval_closed(broken_package: Aicr, plane
     compare(proc.returncode, expected=0, suffix=proc.stderr)
 
 
-def test_without_the_site_package_the_core_works(aicr: Aicr, site_package: Aicr, plane: testbed.ControlPlane,
-                                                 seed: testbed.Seeder) -> None:
+def test_without_the_site_package_the_core_works(aicr: Aicr, site_package: Aicr, plane: envtest.ControlPlane,
+                                                 seed: envtest.Seeder) -> None:
     """The same machine without the site's folder on the path: its command is gone, its policy too."""
     compare(site_package("help").stdout.count("  identity "), expected=1)
     compare(aicr("help").returncode, expected=0)

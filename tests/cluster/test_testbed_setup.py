@@ -8,14 +8,14 @@ import sys
 import time
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import BIN, ROOT, read_until_running
 
 
-def test_kube_apiserver_reports_the_real_version(plane: testbed.ControlPlane) -> None:
+def test_kube_apiserver_reports_the_real_version(plane: envtest.ControlPlane) -> None:
     out = subprocess.run([str(plane.apiserver_bin), "--version"], capture_output=True, text=True).stdout
     compare(out.strip(), expected="Kubernetes v1.37.2")
 
@@ -35,7 +35,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm, started in the background of a non-interactive shell"])
-def test_the_readme_demo(plane: testbed.ControlPlane, how: str) -> None:
+def test_the_readme_demo(plane: envtest.ControlPlane, how: str) -> None:
     """`python tools/testbed.py demo`: starts, shows describe, keeps running, and is gone within 2 s of a stop.
 
     A background job of a non-interactive shell starts with SIGINT ignored: SIGTERM must still stop it.

@@ -5,14 +5,14 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, client_version_lines, error_line
 
 
-class BarePlane(testbed.ControlPlane):
+class BarePlane(envtest.ControlPlane):
     """etcd and kube-apiserver with nothing applied: no AICR CRDs, no roles."""
 
     def _apply_manifests(self) -> None:
@@ -23,7 +23,7 @@ class BarePlane(testbed.ControlPlane):
 
 
 @pytest.fixture(scope="module")
-def bare_plane(plane: testbed.ControlPlane) -> Iterator[testbed.ControlPlane]:
+def bare_plane(plane: envtest.ControlPlane) -> Iterator[envtest.ControlPlane]:
     bare = BarePlane().start()
     yield bare
     bare.stop()
@@ -32,7 +32,7 @@ def bare_plane(plane: testbed.ControlPlane) -> Iterator[testbed.ControlPlane]:
 CLIENT = client_version_lines()
 
 
-def test_server_version_and_the_operator_api(aicr: Aicr, plane: testbed.ControlPlane, tmp_path: Path) -> None:
+def test_server_version_and_the_operator_api(aicr: Aicr, plane: envtest.ControlPlane, tmp_path: Path) -> None:
     log = tmp_path / "requests"
     proc = aicr("version", kubeconfig=plane.kubeconfig_for("nora"), AICR_REQUEST_LOG=str(log))  # no rights needed
     server = json.loads(plane.kubectl("version", "-o", "json").stdout)["serverVersion"]["gitVersion"]
@@ -45,7 +45,7 @@ def test_server_version_and_the_operator_api(aicr: Aicr, plane: testbed.ControlP
         "groupVersion": "operator.aicr.run/v1alpha1", "runtimeRolloutsServed": True}})
 
 
-def test_a_cluster_without_the_operator_gets_a_warning(aicr: Aicr, bare_plane: testbed.ControlPlane) -> None:
+def test_a_cluster_without_the_operator_gets_a_warning(aicr: Aicr, bare_plane: envtest.ControlPlane) -> None:
     proc = aicr("version", kubeconfig=bare_plane.kubeconfig_for("alice"))
     compare(proc.returncode, expected=0, suffix=proc.stderr)
     compare(proc.stdout.splitlines()[-1],
@@ -56,7 +56,7 @@ def test_a_cluster_without_the_operator_gets_a_warning(aicr: Aicr, bare_plane: t
     compare(doc["server"]["operatorAPI"]["runtimeRolloutsServed"], expected=False)
 
 
-def test_list_on_a_cluster_without_the_operator(aicr: Aicr, bare_plane: testbed.ControlPlane) -> None:
+def test_list_on_a_cluster_without_the_operator(aicr: Aicr, bare_plane: envtest.ControlPlane) -> None:
     proc = aicr("list", kubeconfig=bare_plane.kubeconfig_for("admin"))
     compare((proc.returncode, error_line(proc)), expected=(1, (
         "error: [NOT_FOUND] this API server does not serve operator.aicr.run/v1alpha1 RuntimeRollouts: "

@@ -19,10 +19,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import Aicr, aicr_env, error_line
 
 APPROVED = {"user": "bob", "expires": "2099-01-01T00:00:00Z", "reason": "maintenance window"}
@@ -82,7 +82,7 @@ def start(background: list[Background], aicr: Aicr, kubeconfig: Path, *args: str
 
 # -- wait ------------------------------------------------------------------------------------------
 
-def test_wait_for_an_approval_as_it_happens(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_wait_for_an_approval_as_it_happens(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                             background: list[Background]) -> None:
     name = seed.rollout()
     version = json.loads(plane.kubectl("get", "aicrro", name, "-o", "json").stdout)["metadata"]["resourceVersion"]
@@ -97,7 +97,7 @@ def test_wait_for_an_approval_as_it_happens(aicr: Aicr, plane: testbed.ControlPl
         f"&resourceVersion={version}&allowWatchBookmarks=true&timeoutSeconds=300&watch=1"])
 
 
-def test_phase_changes_on_stderr_as_they_happen(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_phase_changes_on_stderr_as_they_happen(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                 background: list[Background]) -> None:
     name = seed.rollout(approval=APPROVED)
     job = start(background, aicr, plane.kubeconfig_for("victor"), "wait", name, "--for", "ended", "-o", "json")
@@ -113,8 +113,8 @@ def test_phase_changes_on_stderr_as_they_happen(aicr: Aicr, plane: testbed.Contr
                                        "phase": "Ended", "outcome": "Succeeded"})
 
 
-def test_a_condition_that_already_holds_returns_at_once(aicr: Aicr, plane: testbed.ControlPlane,
-                                                        seed: testbed.Seeder, tmp_path: Path) -> None:
+def test_a_condition_that_already_holds_returns_at_once(aicr: Aicr, plane: envtest.ControlPlane,
+                                                        seed: envtest.Seeder, tmp_path: Path) -> None:
     name = seed.rollout(phase="Progressing", approval=APPROVED)
     log = tmp_path / "requests"
     for condition in ("approval", "approved", "phase=Progressing"):
@@ -127,7 +127,7 @@ def test_a_condition_that_already_holds_returns_at_once(aicr: Aicr, plane: testb
     compare(proc.stdout, expected=f"runtimerollout.operator.aicr.run/{name}\n")
 
 
-def test_ended_without_meeting_it(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_ended_without_meeting_it(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                   background: list[Background]) -> None:
     name = seed.rollout()
     job = start(background, aicr, plane.kubeconfig_for("victor"), "wait", name, "--for", "approval")
@@ -145,7 +145,7 @@ def test_ended_without_meeting_it(aicr: Aicr, plane: testbed.ControlPlane, seed:
     compare(aicr("wait", ended, "--for", "ended", kubeconfig=plane.kubeconfig_for("victor")).returncode, expected=0)
 
 
-def test_timeout_and_never_polling(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_timeout_and_never_polling(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                    tmp_path: Path) -> None:
     name = seed.rollout()
     log = tmp_path / "requests"
@@ -170,7 +170,7 @@ def test_timeout_and_never_polling(aicr: Aicr, plane: testbed.ControlPlane, seed
     ({"approval": {**APPROVED, "expires": "2021-01-01T00:00:00Z"}, "phase": "Progressing"}, "approved",
      "was approved by bob until 2021-01-01T00:00:00Z, which has passed"),
 ])
-def test_a_condition_that_can_never_hold_fails_at_once(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_a_condition_that_can_never_hold_fails_at_once(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                                        seeded: dict, condition: str, reason: str) -> None:  # type: ignore[type-arg]
     name = seed.rollout(**seeded)
     proc = aicr("wait", name, "--for", condition, kubeconfig=plane.kubeconfig_for("victor"))
@@ -178,7 +178,7 @@ def test_a_condition_that_can_never_hold_fails_at_once(aicr: Aicr, plane: testbe
             expected=(1, f"error: [UNREACHABLE] rollout {name} {reason}: {condition} can never hold"))
 
 
-def test_wait_for_an_acknowledgement(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_wait_for_an_acknowledgement(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                      background: list[Background]) -> None:
     name = seed.rollout(phase="AwaitingAcknowledgement", approval=APPROVED, awaiting_release="nvsentinel")
     job = start(background, aicr, plane.kubeconfig_for("victor"), "wait", name, "--for", "acknowledgement")
@@ -191,7 +191,7 @@ def test_wait_for_an_acknowledgement(aicr: Aicr, plane: testbed.ControlPlane, se
     assert error_line(proc).startswith("error: [TIMEOUT] "), proc.stderr
 
 
-def test_usage_and_not_found(aicr: Aicr, plane: testbed.ControlPlane) -> None:
+def test_usage_and_not_found(aicr: Aicr, plane: envtest.ControlPlane) -> None:
     victor = plane.kubeconfig_for("victor")
     for args, message in [
         (["wait", "rollout-0000000000000000-1"], "wait needs --for CONDITION"),
@@ -260,13 +260,13 @@ class Relay:
 
 
 @pytest.fixture
-def relay(plane: testbed.ControlPlane) -> Iterator[Relay]:
+def relay(plane: envtest.ControlPlane) -> Iterator[Relay]:
     relay = Relay(int(plane.url.rsplit(":", 1)[1]))
     yield relay
     relay.close()
 
 
-def through(relay: Relay, plane: testbed.ControlPlane, user: str, tmp_path: Path) -> Path:
+def through(relay: Relay, plane: envtest.ControlPlane, user: str, tmp_path: Path) -> Path:
     config = json.loads(plane.kubeconfig_for(user).read_text())
     config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{relay.port}"
     path = tmp_path / f"kubeconfig-{user}-relay"
@@ -274,7 +274,7 @@ def through(relay: Relay, plane: testbed.ControlPlane, user: str, tmp_path: Path
     return path
 
 
-def test_wait_survives_a_dropped_connection(aicr: Aicr, plane: testbed.ControlPlane, seed: testbed.Seeder,
+def test_wait_survives_a_dropped_connection(aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder,
                                             relay: Relay, tmp_path: Path, background: list[Background]) -> None:
     name = seed.rollout(approval=APPROVED)
     job = start(background, aicr, through(relay, plane, "victor", tmp_path), "wait", name,
@@ -288,7 +288,7 @@ def test_wait_survives_a_dropped_connection(aicr: Aicr, plane: testbed.ControlPl
     compare(kinds[:3], expected=["read", "watch", "read"])  # the stream broke: read again, no poll
 
 
-def test_the_watch_survives_410_gone(plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+def test_the_watch_survives_410_gone(plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     """In process against the real server: the first read reports a version compacted long ago."""
     from aicr_core.domain import operator_api as api
     from aicr_core.session import kube
@@ -327,8 +327,8 @@ def test_the_watch_survives_410_gone(plane: testbed.ControlPlane, seed: testbed.
 
 # -- describe --watch --------------------------------------------------------------------------------
 
-def test_describe_watch_prints_each_change_until_the_end(aicr: Aicr, plane: testbed.ControlPlane,
-                                                         seed: testbed.Seeder, background: list[Background]) -> None:
+def test_describe_watch_prints_each_change_until_the_end(aicr: Aicr, plane: envtest.ControlPlane,
+                                                         seed: envtest.Seeder, background: list[Background]) -> None:
     name = seed.rollout(approval=APPROVED)
     job = start(background, aicr, plane.kubeconfig_for("victor"), "describe", name, "--watch")
     job.watching()
@@ -343,8 +343,8 @@ def test_describe_watch_prints_each_change_until_the_end(aicr: Aicr, plane: test
     assert all(d.startswith(f"Rollout:      {name}\n") for d in descriptions)
 
 
-def test_describe_watch_redraws_in_place_on_a_terminal(aicr: Aicr, plane: testbed.ControlPlane,
-                                                       seed: testbed.Seeder, background: list[Background]) -> None:
+def test_describe_watch_redraws_in_place_on_a_terminal(aicr: Aicr, plane: envtest.ControlPlane,
+                                                       seed: envtest.Seeder, background: list[Background]) -> None:
     name = seed.rollout(approval=APPROVED)
     controller, terminal = pty.openpty()
     job = start(background, aicr, plane.kubeconfig_for("victor"), "describe", name, "-w", "--color=never",
@@ -370,8 +370,8 @@ def test_describe_watch_redraws_in_place_on_a_terminal(aicr: Aicr, plane: testbe
     assert "---" not in text
 
 
-def test_describe_watch_stops_on_ctrl_c_with_exit_130(aicr: Aicr, plane: testbed.ControlPlane,
-                                                      seed: testbed.Seeder, background: list[Background]) -> None:
+def test_describe_watch_stops_on_ctrl_c_with_exit_130(aicr: Aicr, plane: envtest.ControlPlane,
+                                                      seed: envtest.Seeder, background: list[Background]) -> None:
     name = seed.rollout()
     job = start(background, aicr, plane.kubeconfig_for("victor"), "describe", name, "-w")
     job.watching()
@@ -381,8 +381,8 @@ def test_describe_watch_stops_on_ctrl_c_with_exit_130(aicr: Aicr, plane: testbed
     assert out.startswith(f"Rollout:      {name}\n")
 
 
-def test_describe_watch_of_an_ended_rollout_prints_once(aicr: Aicr, plane: testbed.ControlPlane,
-                                                        seed: testbed.Seeder) -> None:
+def test_describe_watch_of_an_ended_rollout_prints_once(aicr: Aicr, plane: envtest.ControlPlane,
+                                                        seed: envtest.Seeder) -> None:
     name = seed.rollout(phase="Ended", outcome="Revoked", approval=APPROVED)
     proc = aicr("describe", name, "--watch", kubeconfig=plane.kubeconfig_for("victor"))
     compare((proc.returncode, proc.stdout.count("Rollout:"), "---" in proc.stdout), expected=(0, 1, False))

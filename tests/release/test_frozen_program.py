@@ -13,10 +13,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
 
-import testbed
 from support.harness import BIN, ROOT, Aicr, aicr_env, error_line
 from support.wheels import tree, wheel
 
@@ -107,7 +107,7 @@ def plugin_folder(tmp_path: Path) -> Path:
 @pytest.mark.usefixtures("change_ticket_named")  # the site's policy waits to be configured
 def test_a_site_wheel_installs_into_the_frozen_program_and_its_policy_decides(
         frozen: Path, aicr: Aicr, plugin_folder: Path, example_wheels: dict[str, Path],
-        plane: testbed.ControlPlane, seed: testbed.Seeder) -> None:
+        plane: envtest.ControlPlane, seed: envtest.Seeder) -> None:
     env = {"AICR_PLUGIN_PATH": str(plugin_folder)}
     proc = run_frozen(frozen, aicr, "plugins", "install", str(example_wheels["aicr-site-example"]), **env)
     compare((proc.returncode, proc.stdout), expected=(0, f"aicr-site-example 1.0.0 installed into {plugin_folder}\n"),
@@ -130,8 +130,8 @@ def test_a_site_wheel_installs_into_the_frozen_program_and_its_policy_decides(
 
 
 def test_a_broken_plugin_in_a_folder_fails_closed(frozen: Path, aicr: Aicr, plugin_folder: Path,
-                                                  example_wheels: dict[str, Path], plane: testbed.ControlPlane,
-                                                  seed: testbed.Seeder) -> None:
+                                                  example_wheels: dict[str, Path], plane: envtest.ControlPlane,
+                                                  seed: envtest.Seeder) -> None:
     env = {"AICR_PLUGIN_PATH": str(plugin_folder)}
     proc = run_frozen(frozen, aicr, "plugins", "install", *map(str, example_wheels.values()), **env)
     compare(proc.returncode, expected=0, suffix=proc.stderr)

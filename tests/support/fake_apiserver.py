@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import testbed
+import envtest
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class FakeApiServer:
         self.requests: list[Request] = []
         self.accepted: list[float] = []  # time.monotonic() of each connection
         self.workdir = workdir
-        ca, ca_cert, ca_key = testbed.make_ca("fake-apiserver-ca")
+        ca, ca_cert, ca_key = envtest.make_ca("fake-apiserver-ca")
         serving = issue_server(ca_cert, ca_key)
         (workdir / "ca.crt").write_bytes(ca.cert_pem)
         (workdir / "serving.crt").write_bytes(serving.cert_pem)
@@ -253,16 +253,16 @@ class FakeApiServer:
             conn.sendall(bytes([byte]))
 
     # -- what a client needs ---------------------------------------------------------------------------
-    def client_certificate(self, name: str) -> testbed.KeyPair:
+    def client_certificate(self, name: str) -> envtest.KeyPair:
         """A client certificate this server accepts (it requests one, and verifies what it gets)."""
-        return testbed.issue(*self._ca, name)
+        return envtest.issue(*self._ca, name)
 
     def kubeconfig(self, path: Path, user: dict[str, Any], *, insecure: bool = False) -> Path:
         cluster: dict[str, Any] = {"server": self.url}
         if insecure:
             cluster["insecure-skip-tls-verify"] = True
         else:
-            cluster["certificate-authority-data"] = testbed.b64(self.ca_pem)
+            cluster["certificate-authority-data"] = envtest.b64(self.ca_pem)
         path.write_text(json.dumps({
             "apiVersion": "v1", "kind": "Config", "current-context": "fake",
             "clusters": [{"name": "fake", "cluster": cluster}],
@@ -280,8 +280,8 @@ def _common_name(peer: Any) -> str:
     return ""
 
 
-def issue_server(ca_cert: Any, ca_key: Any) -> testbed.KeyPair:
-    return testbed.issue(ca_cert, ca_key, "fake-apiserver", server=True)
+def issue_server(ca_cert: Any, ca_key: Any) -> envtest.KeyPair:
+    return envtest.issue(ca_cert, ca_key, "fake-apiserver", server=True)
 
 
 @contextmanager

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import envtest
 import yaml
 
 import demo_fleet
-import testbed
 
-GROUP, VERSION = testbed.GROUP, testbed.VERSION
+GROUP, VERSION = envtest.GROUP, envtest.VERSION
 CONTEXTS = ("gpu-lab-1", "gpu-eu-1", "gpu-eu-2")
 DOWN = "gpu-down"
 LIVE = "gpu-*,!gpu-down"
@@ -31,8 +31,8 @@ LIVE = "gpu-*,!gpu-down"
 @dataclass
 class Member:
     context: str
-    plane: testbed.ControlPlane
-    seed: testbed.Seeder
+    plane: envtest.ControlPlane
+    seed: envtest.Seeder
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Fleet:
 
     def seed_plan(self, **rollout: Any) -> tuple[str, dict[str, str]]:
         """A new plan with an open rollout to it in every live cluster: (digest, {context: rollout name})."""
-        digest = testbed.random_digest()
+        digest = envtest.random_digest()
         return digest, {m.context: m.seed.rollout(to=digest, **rollout) for m in self.members}
 
 
@@ -73,7 +73,7 @@ def set_ready(member: Member, status: str) -> None:
         if err.status != 409:
             raise
     condition = {"type": "Ready", "status": status, "reason": "Test" if status == "True" else "NodesNotReady",
-                 "message": "as the test says", "lastTransitionTime": testbed.rfc3339(dt.datetime.now(dt.timezone.utc))}
+                 "message": "as the test says", "lastTransitionTime": envtest.rfc3339(dt.datetime.now(dt.timezone.utc))}
     member.seed.custom.patch_cluster_custom_object_status(GROUP, VERSION, "clusterruntimes", "cluster",
                                                           {"status": {"conditions": [condition]}},
                                                           _content_type="application/merge-patch+json")
@@ -120,19 +120,19 @@ def results(document: dict[str, Any]) -> dict[str, str]:
     return {i["context"]: i["result"] for i in document["items"]}
 
 
-def three_planes(plane: testbed.ControlPlane, folder: Path) -> Iterator[Fleet]:
+def three_planes(plane: envtest.ControlPlane, folder: Path) -> Iterator[Fleet]:
     """The session's control plane and two more started here, and a kubeconfig naming the three and a down one."""
     # One after the other, on this thread: a plane's processes die with the thread that started them
     # (PR_SET_PDEATHSIG is per thread), so a pool's worker cannot start them.
-    extra: list[testbed.ControlPlane] = []
+    extra: list[envtest.ControlPlane] = []
     try:
-        extra += [testbed.ControlPlane().start(), testbed.ControlPlane().start()]
+        extra += [envtest.ControlPlane().start(), envtest.ControlPlane().start()]
         planes = [plane, *extra]
-        members = [Member(context, p, testbed.Seeder(p)) for context, p in zip(CONTEXTS, planes, strict=True)]
+        members = [Member(context, p, envtest.Seeder(p)) for context, p in zip(CONTEXTS, planes, strict=True)]
         doc = demo_fleet.kubeconfig_doc([(m.context, m.plane) for m in members])  # the demo's, as alice
         clusters, contexts = doc["clusters"], doc["contexts"]
-        clusters.append({"name": DOWN, "cluster": {"server": f"https://127.0.0.1:{testbed.free_port()}",
-                                                   "certificate-authority-data": testbed.b64(plane.server_ca_pem)}})
+        clusters.append({"name": DOWN, "cluster": {"server": f"https://127.0.0.1:{envtest.free_port()}",
+                                                   "certificate-authority-data": envtest.b64(plane.server_ca_pem)}})
         contexts.append({"name": DOWN, "context": {"cluster": DOWN, "user": f"alice-{CONTEXTS[0]}"}})
         path = folder / "kubeconfig"
         path.write_text(json.dumps(doc))

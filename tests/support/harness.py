@@ -8,10 +8,9 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import envtest
 import pytest
 from testfixtures import compare
-
-import testbed
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -68,16 +67,16 @@ class Aicr:
 
 
 
-def started_plane(apiserver_flags: Sequence[str] = ()) -> Iterator[testbed.ControlPlane]:
+def started_plane(apiserver_flags: Sequence[str] = ()) -> Iterator[envtest.ControlPlane]:
     """A control plane for a fixture to yield, stopped after; without binaries a skip, or under CI a failure."""
     try:
-        testbed.find_binaries()
-    except testbed.TestbedError as err:
+        envtest.find_binaries()
+    except envtest.TestbedError as err:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the real-cluster tests, but: {err}")
         pytest.skip(f"real-cluster tests need the control plane binaries: {err}")
     os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"  # the testbed's kubectl too
-    control_plane = testbed.ControlPlane(apiserver_flags=apiserver_flags).start()
+    control_plane = envtest.ControlPlane(apiserver_flags=apiserver_flags).start()
     yield control_plane
     control_plane.stop()
 

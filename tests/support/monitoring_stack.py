@@ -3,7 +3,7 @@
 The programs come from tools/build_monitoring.py. Each runs in a session of its
 own that dies with the test process (the testbed's parent-death signal), and the
 stack stops them all when the test ends, however it ends. Every port is one the
-kernel handed out for port 0 (testbed.free_port). The only changes to the shipped
+kernel handed out for port 0 (envtest.free_port). The only changes to the shipped
 files are the contract's: `for:` and a group's `interval:` shortened in a copy of
 the rules, and Alertmanager's receivers pointed at a receiver inside the test
 with its waits shortened.
@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import build_monitoring
+import envtest
 import pytest
 import yaml
-
-import testbed
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "manifests" / "monitoring"
@@ -107,7 +106,7 @@ class Receiver:
 class Stack:
     """The three programs against one control plane; `stop` ends them all."""
 
-    def __init__(self, plane: testbed.ControlPlane, workdir: Path, waiting: str, repeat: str) -> None:
+    def __init__(self, plane: envtest.ControlPlane, workdir: Path, waiting: str, repeat: str) -> None:
         self.plane, self.workdir, self.bin = plane, workdir, binaries()
         self.procs: list[subprocess.Popen[bytes]] = []
         self.receiver = Receiver()
@@ -116,13 +115,13 @@ class Stack:
 
     # -- kube-state-metrics as a user bound only to the shipped ClusterRole ----------------------------
     def _ksm_kubeconfig(self) -> Path:
-        pair = testbed.issue(self.plane.client_ca_cert, self.plane.client_ca_key, KSM_USER)
+        pair = envtest.issue(self.plane.client_ca_cert, self.plane.client_ca_key, KSM_USER)
         path = self.workdir / "kubeconfig-ksm"
         cluster = {"name": "plane", "cluster": {"server": self.plane.url,
-                                                "certificate-authority-data": testbed.b64(self.plane.server_ca_pem)}}
-        user = {"name": KSM_USER, "user": {"client-certificate-data": testbed.b64(pair.cert_pem),
-                                           "client-key-data": testbed.b64(pair.key_pem)}}
-        testbed.ControlPlane._write_kubeconfig(path, [cluster], [user],
+                                                "certificate-authority-data": envtest.b64(self.plane.server_ca_pem)}}
+        user = {"name": KSM_USER, "user": {"client-certificate-data": envtest.b64(pair.cert_pem),
+                                           "client-key-data": envtest.b64(pair.key_pem)}}
+        envtest.ControlPlane._write_kubeconfig(path, [cluster], [user],
                                                [{"name": "ksm", "context": {"cluster": "plane", "user": KSM_USER}}],
                                                "ksm")
         return path
@@ -136,19 +135,19 @@ class Stack:
     def _launch(self, name: str, args: list[str]) -> None:
         with open(self.workdir / f"{name}.log", "ab") as log:
             self.procs.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                               start_new_session=True, preexec_fn=testbed._die_with_parent))
+                                               start_new_session=True, preexec_fn=envtest._die_with_parent))
 
     def start(self) -> Stack:
         atexit.register(self.stop)  # also when the test process exits without its teardown
         self._bind_role()
-        self.ksm_port, ksm_telemetry = testbed.free_port(), testbed.free_port()
+        self.ksm_port, ksm_telemetry = envtest.free_port(), envtest.free_port()
         self._launch("kube-state-metrics", [
             str(self.bin / "kube-state-metrics"), f"--kubeconfig={self._ksm_kubeconfig()}",
             "--host=127.0.0.1", f"--port={self.ksm_port}",
             "--telemetry-host=127.0.0.1", f"--telemetry-port={ksm_telemetry}",
             "--custom-resource-state-only",
             f"--custom-resource-state-config-file={MONITORING / 'custom-resource-state.yaml'}"])
-        self.am_port = testbed.free_port()
+        self.am_port = envtest.free_port()
         am_config = self.workdir / "alertmanager.yaml"
         am_config.write_text(alertmanager_config(self.receiver.url, "1s", self.repeat))
         self._launch("alertmanager", [
@@ -157,7 +156,7 @@ class Stack:
             f"--web.listen-address=127.0.0.1:{self.am_port}", "--cluster.listen-address="])
         rules = self.workdir / "rules.yaml"
         rules.write_text(shortened_rules(self.waiting, "1s"))
-        self.prom_port = testbed.free_port()
+        self.prom_port = envtest.free_port()
         prom_config = self.workdir / "prometheus.yaml"
         prom_config.write_text(yaml.safe_dump({
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
@@ -209,7 +208,7 @@ class Stack:
     def stop(self) -> None:
         atexit.unregister(self.stop)
         for proc in self.procs:
-            testbed._terminate(proc, grace=2)
+            envtest._terminate(proc, grace=2)
         self.procs = []
         self.receiver.stop()
         if self.bound:

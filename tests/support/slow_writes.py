@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import testbed
+import envtest
 
 HOLD_SECONDS = 25.0  # under the webhook's own timeoutSeconds (30): the server still waits for the answer
 
@@ -24,14 +24,14 @@ HOLD_SECONDS = 25.0  # under the webhook's own timeoutSeconds (30): the server s
 class SlowWrites:
     """`with SlowWrites(plane, digest, folder) as hook:` ... `hook.sent.wait()`, `hook.release.set()`."""
 
-    def __init__(self, plane: testbed.ControlPlane, digest: str, folder: Path, hold: float = HOLD_SECONDS) -> None:
+    def __init__(self, plane: envtest.ControlPlane, digest: str, folder: Path, hold: float = HOLD_SECONDS) -> None:
         self.plane, self.digest, self.hold = plane, digest, hold
         self.name = f"slow-writes-{secrets.token_hex(4)}"
         self.sent = threading.Event()     # a real write reached the webhook
         self.release = threading.Event()  # answer the held writes now
         self.probed = threading.Event()   # a dry run reached it: the server calls the webhook
-        ca, ca_cert, ca_key = testbed.make_ca("slow-writes-ca")
-        pair = testbed.issue(ca_cert, ca_key, "127.0.0.1", server=True)
+        ca, ca_cert, ca_key = envtest.make_ca("slow-writes-ca")
+        pair = envtest.issue(ca_cert, ca_key, "127.0.0.1", server=True)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "tls.crt").write_bytes(pair.cert_pem)
         (folder / "tls.key").write_bytes(pair.key_pem)
@@ -77,8 +77,8 @@ class SlowWrites:
         return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
                 "metadata": {"name": self.name}, "webhooks": [{
                     "name": "slow-writes.test.aicr.run",
-                    "clientConfig": {"url": f"https://127.0.0.1:{port}/validate", "caBundle": testbed.b64(self.ca_pem)},
-                    "rules": [{"apiGroups": [testbed.GROUP], "apiVersions": ["*"], "operations": ["UPDATE"],
+                    "clientConfig": {"url": f"https://127.0.0.1:{port}/validate", "caBundle": envtest.b64(self.ca_pem)},
+                    "rules": [{"apiGroups": [envtest.GROUP], "apiVersions": ["*"], "operations": ["UPDATE"],
                                "resources": ["runtimerollouts"], "scope": "Cluster"}],
                     "matchConditions": [{"name": "this-plan", "expression": this_plan}],
                     "sideEffects": "None", "admissionReviewVersions": ["v1"], "timeoutSeconds": 30,
@@ -98,7 +98,7 @@ class SlowWrites:
         ends = time.monotonic() + timeout
         while not self.probed.is_set():
             if time.monotonic() > ends:
-                raise testbed.TestbedError(f"the API server did not call the webhook within {timeout:.0f}s")
+                raise envtest.TestbedError(f"the API server did not call the webhook within {timeout:.0f}s")
             self.plane.kubectl("patch", "runtimerollout", probe, "--type=merge", f"-p={patch}", "--dry-run=server",
                                check=False)
             self.probed.wait(0.25)

@@ -7,13 +7,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import envtest
 from testfixtures import compare
 
 from aicr_core.domain import operator_api as api
 from aicr_core.domain.rollouts import parse_rollout
 
 import demo_operator
-import testbed
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
 APPROVAL = {"user": "alice", "expires": "2026-12-01T14:00:00Z", "reason": "CHG-1"}
@@ -22,10 +22,10 @@ APPROVAL = {"user": "alice", "expires": "2026-12-01T14:00:00Z", "reason": "CHG-1
 def rollout(phase: str = "AwaitingApproval", states: tuple[str, str] = ("Pending", "Pending"),
             awaiting: str = "", deadline: str = "2026-12-01T20:00:00Z", **spec: Any) -> api.Rollout:
     obj = {"metadata": {"name": "rollout-0123456789abcdef-1", "resourceVersion": "1"},
-           "spec": {"runtime": {"name": "cluster", "uid": "u"}, "to": {"digest": testbed.random_digest()},
+           "spec": {"runtime": {"name": "cluster", "uid": "u"}, "to": {"digest": envtest.random_digest()},
                     "deadline": deadline, "approvalRequired": True,
-                    "startingInventory": {"releases": 1, "digest": testbed.random_digest()},
-                    "steps": testbed.SAMPLE_STEPS, "records": testbed.SAMPLE_RECORDS, **spec},
+                    "startingInventory": {"releases": 1, "digest": envtest.random_digest()},
+                    "steps": envtest.SAMPLE_STEPS, "records": envtest.SAMPLE_RECORDS, **spec},
            "status": {"phase": phase, "awaitingRelease": awaiting,
                       "steps": [{"release": "gpu-operator", "state": states[0]},
                                 {"release": "nvsentinel", "state": states[1]}]}}
@@ -48,7 +48,7 @@ def test_a_waiting_rollout_waits_and_expires_at_its_deadline() -> None:
 def test_an_approved_rollout_progresses_step_by_step() -> None:
     compare(shape(demo_operator.next_status(rollout(approval=APPROVAL), NOW)),
             expected=("Progressing", None, "", ("InFlight", "Pending")))
-    without_post_apply = [testbed.SAMPLE_RECORDS[0] | {"afterApply": []}]
+    without_post_apply = [envtest.SAMPLE_RECORDS[0] | {"afterApply": []}]
     compare(shape(demo_operator.next_status(rollout("Progressing", ("InFlight", "Pending"), approval=APPROVAL,
                                                     records=without_post_apply), NOW)),
             expected=("Progressing", None, "", ("Ready", "InFlight")))

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import envtest
 import pytest
 from testfixtures import compare
 
@@ -19,7 +20,6 @@ from aicr_core.session import connections, kube, kubeconfig, kubeconfig_files, t
 from aicr_core.session.connection_flags import Overrides
 from aicr_core.session.deadline import Deadline
 
-import testbed
 from support.fake_apiserver import Respond, Trickle, fake_apiserver
 
 
@@ -36,8 +36,8 @@ def connection(ca: Path | None = None, cert: Path | None = None, key: Path | Non
 def pki(tmp_path: Path) -> dict[str, Path]:
     files = {}
     for name in ("one", "two"):
-        ca, ca_cert, ca_key = testbed.make_ca(f"{name}-ca")
-        client = testbed.issue(ca_cert, ca_key, f"{name}-client")
+        ca, ca_cert, ca_key = envtest.make_ca(f"{name}-ca")
+        client = envtest.issue(ca_cert, ca_key, f"{name}-client")
         for kind, data in (("ca", ca.cert_pem), ("cert", client.cert_pem), ("key", client.key_pem)):
             files[f"{name}-{kind}"] = tmp_path / f"{name}-{kind}.pem"
             files[f"{name}-{kind}"].write_bytes(data)
@@ -91,8 +91,8 @@ def kubeconfig_file(tmp_path: Path, plugin: Path) -> Path:
 
 def test_sessions_leave_the_parsed_kubeconfig_as_it_was_and_parse_it_once(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    ca, ca_cert, ca_key = testbed.make_ca("exec-ca")
-    pair = testbed.issue(ca_cert, ca_key, "exec-client")
+    ca, ca_cert, ca_key = envtest.make_ca("exec-ca")
+    pair = envtest.issue(ca_cert, ca_key, "exec-client")
     plugin = tmp_path / "plugin.py"
     answer = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
               "status": {"clientCertificateData": pair.cert_pem.decode(), "clientKeyData": pair.key_pem.decode()}}
