@@ -66,19 +66,10 @@ def relative(moment: Any, now: datetime | None = None) -> str:
     return f"in {_span(left)}" if left >= 0 else f"{_span(left)} ago"
 
 
-def worst_verdict(assessment: Any) -> str | None:
-    """The assessment's worst verdict (as `list` words it), only when it is verified."""
-    if not isinstance(assessment, dict) or assessment.get("status") != "verified":
-        return None
-    from aicr_core.domain.assessments import worst_verdict as worst
-
-    return worst(c.get("verdict") for c in assessment.get("components") or [])
-
-
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, finalize=shown, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(rollout_path=rollout_path, relative=relative, worst_verdict=worst_verdict)
+    env.globals.update(rollout_path=rollout_path, relative=relative)
     return env
 
 

@@ -39,7 +39,7 @@ function approvalText(a) {
 }
 
 function assessmentText(a) {
-  return safe(a.status);
+  return safe(a.status) + (a.verdict ? ": " + safe(a.verdict) : "");
 }
 
 function cells(item) {
