@@ -67,7 +67,12 @@ class Clusters:
 def clusters(plane: envtest.ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
     extra = envtest.ControlPlane().start()  # on this thread: its processes die with the thread that started them
     try:
-        yield Clusters({LAB: plane, EU: extra}, tmp_path_factory.mktemp("dashboard-fleet"))
+        clusters = Clusters({LAB: plane, EU: extra}, tmp_path_factory.mktemp("dashboard-fleet"))
+        for seeder in clusters.seeders.values():
+            # A rollout in each before the dashboard starts: a cluster without any was never shown as listed
+            # (test_a_cluster_without_rollouts_is_listed says so on its own).
+            seeder.rollout()
+        yield clusters
     finally:
         extra.stop()
 
@@ -530,6 +535,24 @@ def test_a_stopped_plane_shows_as_disconnected_and_the_others_stay(
     expect(body).not_to_contain_text(re.compile("disconnected", re.I), timeout=RECONNECTED_SECONDS * MS)
     compare(api.rollouts()["errors"], expected=[])
     assert not_reloaded(page), "the page was reloaded"
+
+
+def test_a_cluster_without_rollouts_is_listed(kubectl: str, tmp_path: Path) -> None:
+    """A plane of its own, holding no rollout: listed (in `read`, no error), and a rollout made then appears."""
+    empty = envtest.ControlPlane().start()
+    dashboard = None
+    try:
+        clusters = Clusters({"empty": empty}, tmp_path)
+        dashboard = start_dashboard(kubectl, clusters, "alice", tmp_path)
+        api = Api(dashboard)
+        document = api.wait_listed(["empty"], seconds=30)
+        compare((document["items"], document["errors"]), expected=([], []))
+        name = clusters.seeders["empty"].rollout()
+        settled(api, "empty", name)
+    finally:
+        if dashboard is not None:
+            dashboard.stop()
+        empty.stop()
 
 
 # -- the process ----------------------------------------------------------------------------------------
