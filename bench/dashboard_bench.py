@@ -176,11 +176,15 @@ class Fleet:
         return [len(m.requests) for m in self.members]
 
     def new_requests(self, before: list[int], events_aside: bool = False) -> int:
-        count = 0
+        return len(self.new_paths(before, events_aside))
+
+    def new_paths(self, before: list[int], events_aside: bool = False) -> list[str]:
+        """What the stand-ins were asked since `before` (METHOD PATH, the query left out)."""
+        paths = []
         for member, seen in zip(self.members, before, strict=True):
-            fresh = member.requests[seen:]
-            count += sum(1 for r in fresh if not (events_aside and r.path.startswith(standins.EVENTS_PATHS)))
-        return count
+            paths += [f"{r.method} {r.path.split('?')[0]}" for r in member.requests[seen:]
+                      if not (events_aside and r.path.startswith(standins.EVENTS_PATHS))]
+        return paths
 
     def waiting(self, index: int) -> str:
         """A rollout of cluster `index` that waits for approval."""
@@ -312,14 +316,17 @@ class Figures:
     describe: float = 0.0
     starts: list[float] = field(default_factory=list)
     warm: float = 0.0
-    views: dict[str, int] = field(default_factory=dict)
+    views: dict[str, list[str]] = field(default_factory=dict)  # the second round's (the first opens connections)
     paints: list[float] = field(default_factory=list)
     changes: list[float] = field(default_factory=list)
     idle_seconds: float = 0.0
     idle_cpu: float = 0.0
     idle_requests: int = 0
     connections_warm: list[int] = field(default_factory=list)
+    connections_viewed: list[int] = field(default_factory=list)
     connections_end: list[int] = field(default_factory=list)
+    connections_open: list[int] = field(default_factory=list)  # still open at the end (kept: all of them)
+    connections_idle: int = 0  # accepted during the idle minute
     rss: float = 0.0
     exit_code: int | None = None
 
@@ -363,10 +370,10 @@ def measure_starts(aicr: str, env: dict[str, str], runs: int, got: Figures) -> N
     got.starts = got.starts[1:]
 
 
-def measure_views(fleet: Fleet, dashboard: Dashboard) -> dict[str, int]:
+def measure_views(fleet: Fleet, dashboard: Dashboard) -> dict[str, list[str]]:
     """The API requests the stand-ins received for each page view or JSON read (the rollout page's Events aside)."""
     context, name = standins.context_name(0, len(fleet.members)), fleet.waiting(0)
-    views: dict[str, int] = {}
+    views: dict[str, list[str]] = {}
     for label, path, events in (("GET / (the inbox)", "/", False), ("GET /api/rollouts", "/api/rollouts", False),
                                 ("GET /api/rollouts?pending=true", "/api/rollouts?pending=true", False),
                                 ("GET /c/CONTEXT/r/NAME (a rollout)", path_of(context, name), True),
@@ -376,7 +383,7 @@ def measure_views(fleet: Fleet, dashboard: Dashboard) -> dict[str, int]:
         if status != 200:
             raise SystemExit(f"GET {path}: {status}")
         time.sleep(0.3)  # anything the view set off reaches the stand-ins
-        views[label] = fleet.new_requests(before, events_aside=events)
+        views[label] = fleet.new_paths(before, events_aside=events)
     return views
 
 
@@ -422,6 +429,8 @@ def main() -> int:
             got.warm = wait_warm(dashboard, contexts)
             time.sleep(1)  # the access reviews and who-am-I of each cluster, after its list
             got.connections_warm = [m.connections for m in members]
+            measure_views(fleet, dashboard)  # the first round: a cluster's connection for reads by name opens
+            got.connections_viewed = [m.connections for m in members]
             got.views = measure_views(fleet, dashboard)
             with browser_page(dashboard) as page:
                 if page is not None:
@@ -431,12 +440,15 @@ def main() -> int:
                 print(f"  (the browser's figures measured after {time.monotonic() - began:.0f} s; {load()}; "
                       f"idle for {options.idle:g} s now)", flush=True)
                 before, requests = cpu_seconds(dashboard.proc.pid), fleet.requests()
+                accepted = sum(m.connections for m in members)
                 idle_began = time.perf_counter()
                 time.sleep(options.idle)
                 got.idle_seconds = time.perf_counter() - idle_began
                 got.idle_cpu = cpu_seconds(dashboard.proc.pid) - before
                 got.idle_requests = fleet.new_requests(requests)
+                got.connections_idle = sum(m.connections for m in members) - accepted
             got.connections_end = [m.connections for m in members]
+            got.connections_open = [m.open_connections for m in members]
             got.rss = peak_rss_mib(dashboard.proc.pid)
         finally:
             got.exit_code = dashboard.stop()
@@ -451,11 +463,11 @@ def main() -> int:
 def report(got: Figures) -> None:
     n = got.n
     print(f"\n  {'figure':<44} {'dashboard':>22}  {'target':<26} {'list --contexts':>18}")
-    views = max(got.views.values()) if got.views else -1
+    views = max(len(paths) for paths in got.views.values()) if got.views else -1
     print(f"  {'API requests per view (warm)':<44} {views:>22}  {'0 (Events aside)':<26} "
           f"{'/'.join(map(str, got.list_requests)) + ' a cluster':>18}   {verdict(views == 0)}")
-    for label, count in got.views.items():
-        print(f"    {label:<42} {count:>22}")
+    for label, paths in got.views.items():
+        print(f"    {label:<42} {len(paths):>22}  {', '.join(sorted(set(paths)))}")
     if got.paints:
         paint50, paint95 = statistics.median(got.paints), p95(got.paints)
         print(f"  {'warm inbox, request to first paint':<44} {f'{paint50:.0f} ms (p95 {paint95:.0f})':>22}  "
@@ -479,12 +491,21 @@ def report(got: Figures) -> None:
           f"{f'{got.idle_cpu:.2f} s':>22}  {f'<= {idle_target:.2f} s (0.6 s a minute)':<26} {'-':>18}   "
           f"{verdict(got.idle_cpu <= idle_target)}")
     print(f"    requests to the stand-ins while idle: {got.idle_requests}")
-    most, kept = max(got.connections_end), got.connections_warm == got.connections_end
+    # Kept: every connection accepted is still open at the end (none closed and made again, no TLS
+    # handshake per view), and the idle minute opened none.
+    most = max(got.connections_end)
+    kept = got.connections_open == got.connections_end and got.connections_idle == 0
     spread = f"{min(got.connections_end)}-{most} a cluster"
     print(f"  {'connections, accepted over the run':<44} {spread:>22}  {'<= 3 a cluster, kept':<26} "
           f"{'/'.join(map(str, got.list_connections)) + ' a run':>18}   {verdict(most <= 3 and kept)}")
     print(f"    after every watch listed: {min(got.connections_warm)}-{max(got.connections_warm)} a cluster; "
-          f"at the end: {spread}; kept: {'yes' if kept else 'no'}")
+          f"after the first views: {min(got.connections_viewed)}-{max(got.connections_viewed)}; at the end "
+          f"(after more views, the browser's and the idle minute): {spread}")
+    opened = {standins.context_name(i, n): end - viewed for i, (viewed, end)
+              in enumerate(zip(got.connections_viewed, got.connections_end, strict=True)) if end != viewed}
+    print(f"    opened since the first views: {sum(opened.values())} ({opened or 'none'}: reads of new reports); "
+          f"during the idle minute: {got.connections_idle}; still open at the end: "
+          f"{sum(got.connections_open)} of {sum(got.connections_end)} accepted")
     start = statistics.median(got.starts)
     print(f"  {'start: command to URL printed':<44} {f'{start * 1000:.0f} ms':>22}  "
           f"{f'<= {(got.describe + 0.3) * 1000:.0f} ms (describe + 300)':<26} {f'{got.list_wall * 1000:.0f} ms':>18}   "
