@@ -23,9 +23,10 @@ def add_input_flags(parser: argparse.ArgumentParser, action_name: str) -> None:
     group = parser.add_argument_group("a site's inputs of this write (plugins: aicr.write_inputs)")
     for declared in mine:
         item = declared.input
-        if item.flag in taken or item.dest in taken:
-            raise AicrError(Code.PLUGIN_ERROR, f"{declared.plugin}: {item.flag} is a flag {action_name} already "
-                            "has; a write input needs a name of its own")
+        if item.flag in taken or item.dest in taken:  # the dest too: `rollout` would overwrite ROLLOUT's value
+            what = f"{item.flag} is a flag" if item.flag in taken else f"{item.dest} is an argument's name"
+            raise AicrError(Code.PLUGIN_ERROR, f"{declared.plugin}: {what} {action_name} already has; a write "
+                            "input needs a name of its own")
         required = " (required)" if item.required else ""
         group.add_argument(item.flag, dest=item.dest, metavar=item.metavar,
                            help=f"{item.help}{required}; at most {item.max_length} characters".replace("%", "%%"))
