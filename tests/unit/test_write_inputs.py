@@ -26,6 +26,7 @@ from aicr_core.framework.result import Result
 from aicr_core.framework.write_form import argv_from_form, command_parser, flags_from_form
 from aicr_core.testing import approval, policy_verdict
 from aicr_core.write_inputs import WriteInput, apply_inputs, declarations, declared_inputs
+
 from support.plugin_env import EXAMPLES, PluginPath
 
 R = "rollout-3f9a1c0d2b7e4a51-1"
@@ -194,8 +195,9 @@ def test_the_form_gives_what_the_command_line_gives(plugins: PluginPath, monkeyp
     compare(page_request, expected=cli_request)
 
     def verdict(request: Any) -> tuple[str, str | None, list[str], dict[str, str]]:
-        decided = policy_verdict(__import__("aicr_site_example.policy").policy, "approve",
-                                 approval=approval(reason=request.reason), flags=request.flags)
+        from aicr_site_example import policy
+
+        decided = policy_verdict(policy, "approve", approval=approval(reason=request.reason), flags=request.flags)
         return decided.verdict, decided.code, decided.messages, decided.facts
 
     compare(verdict(page_request), expected=verdict(cli_request))
