@@ -122,3 +122,22 @@ def test_a_reserved_or_taken_name_is_refused_naming_the_plugin(site_package: Aic
     listed = {p["name"]: p for p in json.loads(reserved("plugins", "-o", "json").stdout)["plugins"]}
     compare((listed["bad"]["status"], listed["bad"]["error"]),
             expected=("failed", "name 'reason' is reserved (csrf, expires, override, reason are the write's own)"))
+
+
+def test_policy_check_takes_the_ticket_as_approve_does(site_package: Aicr, tmp_path: Path) -> None:
+    """The decision explained is the one approve would take: the flag reaches the policy (its facts say so)."""
+    with fake_apiserver(tmp_path, cluster()) as server:
+        kc = server.kubeconfig(tmp_path / "kc", {"token": "t"})
+        proc = site_package("policy", "check", R, "--reason", "window", "--expires", "1h", "--ticket", "CHG-77",
+                            "-o", "json", kubeconfig=kc)
+        without = site_package("policy", "check", R, "--reason", "window", "--expires", "1h", "-o", "json",
+                               kubeconfig=kc)
+        revoking = site_package("policy", "check", R, "--action", "revoke", "--reason", "stop", "--ticket", "CHG-1",
+                                kubeconfig=kc)
+    ticket = next(p for p in json.loads(proc.stdout)["policies"] if p["name"] == "change-ticket")
+    compare((proc.returncode, ticket["verdict"], ticket["messages"], ticket["facts"]),
+            expected=(0, "allow", ["--ticket CHG-77"], {"prefix": "CHG", "ticket": "CHG-77"}), suffix=proc.stderr)
+    denied = next(p for p in json.loads(without.stdout)["policies"] if p["name"] == "change-ticket")
+    compare((without.returncode, denied["verdict"]), expected=(1, "deny"))
+    compare((revoking.returncode, error_line(revoking)),
+            expected=(2, "error: [USAGE] --ticket is an input of approve, not of revoke"))
