@@ -12,7 +12,7 @@ from pathlib import Path
 from testfixtures import compare
 
 from support.fake_apiserver import ByPath, Respond, fake_apiserver, status
-from support.harness import Aicr, error_line
+from support.harness import Aicr, complete, error_line, words
 from support.plugin_env import PluginPath
 from support.samples import ROLLOUT
 
@@ -141,3 +141,8 @@ def test_policy_check_takes_the_ticket_as_approve_does(site_package: Aicr, tmp_p
     compare((without.returncode, denied["verdict"]), expected=(1, "deny"))
     compare((revoking.returncode, error_line(revoking)),
             expected=(2, "error: [USAGE] --ticket is an input of approve, not of revoke"))
+
+
+def test_the_shell_completes_the_input_on_its_commands(site_package: Aicr) -> None:
+    compare(words(complete(site_package, "approve", "r", "--tic")[0]), expected=["--ticket"])
+    compare(words(complete(site_package, "revoke", "r", "--tic")[0]), expected=[])  # declared for approve only
