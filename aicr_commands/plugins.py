@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_commands import _rollout_args as _rollouts
-from aicr_core import entry_points, plugin_folders, write_inputs
+from aicr_core import entry_points, plugin_folders
 from aicr_core.errors import AicrError, UsageError
 from aicr_core.framework.command import AicrCommand
 from aicr_core.framework.result import Result
@@ -132,7 +132,9 @@ class Plugins(AicrCommand):
                             status, error = "failed", err.message
                         else:
                             if group_name == entry_points.WRITE_INPUTS:
-                                error = write_inputs.problem_of(loaded_object)
+                                from aicr_core.write_inputs import problem_of  # a dataclass: not for `help`
+
+                                error = problem_of(loaded_object)
                                 status = "failed" if error else "ok"
                     hooked = group_name.removeprefix(entry_points.HOOKS_PREFIX)
                     if group_name.startswith(entry_points.HOOKS_PREFIX) and status == "ok":
