@@ -19,6 +19,7 @@ from testfixtures import compare
 from aicr_core.domain import rollout_write
 from aicr_core.errors import AicrError, Code
 from aicr_dashboard import page_render
+
 from support.dashboard_app import HOSTILE, OBJECTS, ORIGIN, Served, assert_headers, assert_no_secret, serve
 from support.harness import Aicr
 
