@@ -8,6 +8,14 @@ and through a real kube-apiserver). `support/` holds the helpers they share.
 Tests that need the control plane run against etcd + kube-apiserver built from
 source (tools/build_testbin.py). Outside CI a missing build skips them with the
 command that builds it; under CI=true it fails the run: CI never skips them.
+
+The marks (pytest.ini) say what a test needs, so that CI runs the tests that need
+nothing while the binaries build (docs/contributing.md, "Where CI's time goes"):
+`cluster` is set here on every test using the `plane` fixture and on all of
+tests/cluster, `release` on tests/release; `monitoring` and a `cluster` that
+starts planes of its own are written on the tests. Under pytest-xdist each
+module is one `xdist_group` (its module-scoped fixtures start once), and every
+test of the three-plane fleet shares one group, so the fleet starts once a run.
 """
 from __future__ import annotations
 
@@ -28,6 +36,19 @@ import envtest  # noqa: E402
 
 from support.harness import BIN, Aicr, started_plane  # noqa: E402
 from support.plugin_env import EXAMPLES, PluginPath  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects and xdist groups by these marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        where = Path(str(item.path)).relative_to(TESTS).parts
+        fixtures = getattr(item, "fixturenames", ())
+        if where[0] == "release":
+            item.add_marker(pytest.mark.release)
+        elif where[0] == "cluster" or "plane" in fixtures:
+            item.add_marker(pytest.mark.cluster)
+        group = "fleet" if "fleet" in fixtures else "/".join(where)
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,11 @@
 """Build a release of kubectl-aicr for this machine's platform (docs/release.md).
 
-    python3 tools/release.py --version v0.2.0 --out DIR [--base-uri URL]
+    python3 tools/release.py --version v0.2.0 --out DIR [--base-uri URL] [--reuse-envs]
 
 Needs only python3 (3.10+) and git: the build tools live in virtualenvs under build/release/
-(ignored by git), made afresh by every run, and nothing of the checkout changes. Writes into DIR:
+(ignored by git), made afresh by every run, and nothing of the checkout changes. With --reuse-envs
+they are kept under build/release-kept/ and used again by a later build whose inputs are the same
+(CI builds twice to compare the bytes: the second pays for the freeze alone). Writes into DIR:
 the one-folder frozen program as `kubectl-aicr_<version>_<os>_<arch>.tar.gz`, `SHA256SUMS`, the
 krew manifest `aicr.yaml`, `constraints.txt` (the distributions inside the program), the
 CycloneDX SBOM of those distributions, and the wheel and the sdist, all stamped with the version.
@@ -17,6 +19,7 @@ import argparse
 import gzip
 import hashlib
 import io
+import json
 import os
 import platform
 import re
@@ -26,12 +29,14 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import krew_manifest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "release"
+KEPT = ROOT / "build" / "release-kept"  # --reuse-envs: the virtualenvs of an earlier build, each with its key
 DISTRIBUTION = "kubectl-aicr"
 VERSION = re.compile(r"v(?P<pep440>\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?)")  # whole: fullmatch (`$` passes a final newline)
 # The build's own tools, pinned: a release is built the same way until someone changes these.
@@ -96,6 +101,45 @@ def stage_source(dest: Path, version: str, commit: str, epoch: int) -> None:
 def venv(path: Path, with_pip: bool = True) -> Path:
     run(sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), path)
     return path / "bin" / "python"
+
+
+class KeptEnvs:
+    """The build's virtualenvs, kept across builds (`folder`) or made afresh under BUILD (None).
+
+    A kept one is used again only when its key (what was installed into it, with which Python) is the
+    one asked for; its key file is written last, so one left half-made by an interrupted build is made
+    again. What a kept one holds is not under test: the tools that build, and the program's
+    distributions as the wheel's requirements resolve them; the freeze and every file of the release
+    are made anew by every build."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def path(self, name: str) -> Path:
+        return (self.folder or BUILD) / name
+
+    def reused(self, name: str, key: str) -> dict[str, Any] | None:
+        """What the kept env `name` recorded when it was made, if it was made for `key`; else None (it is removed)."""
+        if self.folder is None:
+            return None
+        record = self.path(name).with_suffix(".key.json")
+        try:
+            kept = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            kept = None
+        if isinstance(kept, dict) and kept.get("key") == key and (self.path(name) / "bin" / "python").exists():
+            return kept
+        record.unlink(missing_ok=True)
+        shutil.rmtree(self.path(name), ignore_errors=True)
+        return None
+
+    def made(self, name: str, key: str, **facts: Any) -> None:
+        if self.folder is not None:
+            self.path(name).with_suffix(".key.json").write_text(json.dumps({"key": key, **facts}), encoding="utf-8")
+
+
+def key_of(*parts: str) -> str:
+    return hashlib.sha256("\0".join((sys.version, *parts)).encode()).hexdigest()
 
 
 def distributions_of(python: Path) -> list[tuple[str, str]]:
@@ -226,7 +270,7 @@ def pep440_of(version: str) -> str:
     return match["pep440"]
 
 
-def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
+def build(version: str, out: Path, base_uri: str | None, reuse_envs: bool = False) -> list[Path]:
     pep440 = pep440_of(version)
     os_name, arch = this_platform()
     status_before = run("git", "status", "--porcelain", cwd=ROOT)
@@ -248,9 +292,18 @@ def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
     step(f"staging {commit[:12]} as {version} (SOURCE_DATE_EPOCH={epoch})")
     stage_source(source, pep440, commit, epoch)
 
-    step("the build tools' virtualenv")
-    tools = venv(BUILD / "tools")
-    run(tools, "-m", "pip", "install", "-q", *BUILD_TOOLS, SBOM_TOOL, env=env)
+    envs = KeptEnvs(KEPT if reuse_envs else None)
+    if reuse_envs:
+        KEPT.mkdir(parents=True, exist_ok=True)
+    tools_key = key_of(*BUILD_TOOLS, SBOM_TOOL)
+    tools = envs.path("tools") / "bin" / "python"
+    if envs.reused("tools", tools_key) is not None:
+        step("the build tools' virtualenv: kept (--reuse-envs)")
+    else:
+        step("the build tools' virtualenv")
+        venv(envs.path("tools"))
+        run(tools, "-m", "pip", "install", "-q", *BUILD_TOOLS, SBOM_TOOL, env=env)
+        envs.made("tools", tools_key)
 
     step("the wheel and the sdist")
     run(tools, "-m", "build", "--no-isolation", "--wheel", "--sdist", "--outdir", dist, source, env=env)
@@ -259,10 +312,20 @@ def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
         raise ReleaseError(f"the build made {wheels + sdists}, not one wheel and one sdist")
     rewrite_sdist(sdists[0], epoch)
 
-    step("the program's virtualenv: the wheel and its requirements")
-    runtime = venv(BUILD / "runtime", with_pip=False)
-    run(tools, "-m", "pip", "--python", runtime, "install", "-q", wheels[0], env=env)
-    inside = distributions_of(runtime)
+    # The program's distributions (constraints.txt, the SBOM) from a virtualenv of the wheel alone; the
+    # freeze from another that also holds the freezer, so that neither sees the other's packages.
+    runtime_key = key_of(sha256(wheels[0]))
+    runtime = envs.path("runtime") / "bin" / "python"
+    kept = envs.reused("runtime", runtime_key)
+    if kept is not None:
+        step("the program's virtualenv: kept (--reuse-envs; the same wheel)")
+        inside = [(name, ver) for name, ver in kept["inside"]]
+    else:
+        step("the program's virtualenv: the wheel and its requirements")
+        venv(envs.path("runtime"), with_pip=False)
+        run(tools, "-m", "pip", "--python", runtime, "install", "-q", wheels[0], env=env)
+        inside = distributions_of(runtime)
+        envs.made("runtime", runtime_key, inside=inside)
     constraints = out / "constraints.txt"
     constraints.write_text("# The distributions inside kubectl-aicr " + version + " (docs/install.md: pipx inject)\n"
                            + "".join(f"{name}=={ver}\n" for name, ver in inside), encoding="utf-8")
@@ -273,9 +336,17 @@ def build(version: str, out: Path, base_uri: str | None) -> list[Path]:
     run(tools.parent / "cyclonedx-py", "environment", "--output-reproducible", "--of", "JSON",
         "--output-file", sbom, runtime, env=env)
 
+    freezer_key = key_of(sha256(wheels[0]), FREEZER)
+    freezing = envs.path("runtime-freezer") / "bin" / "python"
+    if envs.reused("runtime-freezer", freezer_key) is not None:
+        step("the freezer's virtualenv: kept (--reuse-envs)")
+    else:
+        step("the freezer's virtualenv: the wheel, its requirements and PyInstaller")
+        venv(envs.path("runtime-freezer"), with_pip=False)
+        run(tools, "-m", "pip", "--python", freezing, "install", "-q", "-c", constraints, wheels[0], FREEZER, env=env)
+        envs.made("runtime-freezer", freezer_key)
     step("freezing (PyInstaller, one folder)")
-    run(tools, "-m", "pip", "--python", runtime, "install", "-q", "-c", constraints, FREEZER, env=env)
-    run(runtime.parent / "pyinstaller", "--noconfirm", "--clean", "--log-level", "WARN",
+    run(freezing.parent / "pyinstaller", "--noconfirm", "--clean", "--log-level", "WARN",
         "--distpath", freeze / "dist", "--workpath", freeze / "work", ROOT / "tools" / "freeze" / "kubectl-aicr.spec",
         cwd=BUILD, env=env)
     program = freeze / "dist" / DISTRIBUTION
@@ -305,10 +376,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", required=True, help="the release's version, vX.Y.Z (stamped into everything)")
     parser.add_argument("--out", type=Path, required=True, help="the folder to write the release into")
     parser.add_argument("--base-uri", help="where the archives will be downloaded from (default: the GitHub release)")
+    parser.add_argument("--reuse-envs", action="store_true",
+                        help="keep the build's virtualenvs under build/release-kept/ and use them again when their "
+                             "inputs are the same (CI's second build of the byte-for-byte check)")
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:
-        written = build(args.version, args.out.resolve(), args.base_uri)
+        written = build(args.version, args.out.resolve(), args.base_uri, args.reuse_envs)
     except (ReleaseError, OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ import subprocess
 import urllib.request
 
 import envtest
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from testfixtures import compare
 
@@ -90,6 +91,7 @@ def served_text(metrics: Metrics) -> str:
         metrics.stop()
 
 
+@pytest.mark.monitoring  # promtool
 def test_no_created_series_and_promtool_finds_nothing_to_report() -> None:
     """prometheus_client adds a `_created` series beside every counter and histogram unless told not to."""
     metrics = Metrics()

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 from testfixtures import compare
 
@@ -14,6 +15,7 @@ from support import monitoring_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "alerting.md").read_text(encoding="utf-8")
+pytestmark = pytest.mark.monitoring  # promtool
 
 
 def yaml_block(starting: str) -> str:

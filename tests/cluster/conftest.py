@@ -1,21 +1,12 @@
-"""Every test here runs against the real control plane: marked `cluster` here, not one by one."""
+"""Every test here runs against the real control plane: marked `cluster` by tests/conftest.py, not one by one."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import envtest
 import pytest
 
 from support.fleet_planes import Fleet, three_planes
-
-HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.cluster)
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,8 @@ from testfixtures import compare
 from support.harness import Aicr
 from support.monitoring_stack import Stack
 
+pytestmark = pytest.mark.monitoring  # kube-state-metrics, Prometheus, Alertmanager
+
 WAITING = "15s"  # every rule's `for:` in the copy: long enough for `kubectl aicr approve` on a loaded machine
 REPEAT = "6s"  # Alertmanager's repeat_interval in the copy: the reminder
 
