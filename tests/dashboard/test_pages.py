@@ -20,7 +20,7 @@ from aicr_core.domain import rollout_write
 from aicr_core.errors import AicrError, Code
 from aicr_dashboard import page_render
 
-from support.dashboard_app import HOSTILE, OBJECTS, ORIGIN, Served, assert_headers, assert_no_secret, serve
+from support.dashboard_app import EVENTS, HOSTILE, OBJECTS, ORIGIN, Served, assert_headers, assert_no_secret, serve
 from support.harness import Aicr
 
 
@@ -218,3 +218,13 @@ def test_the_events_send_every_row_first_with_ids(served: Served) -> None:
     first = json.loads(events[1].splitlines()[2].removeprefix("data: "))
     compare((first["context"], first["name"]), expected=("ctx", "rollout-a"))
     assert "\x1b" not in answer.text and "\u202e" not in answer.text
+
+
+def test_a_view_sends_no_request_but_the_rollout_pages_events(served: Served) -> None:
+    served.client.get("/c/ctx/r/rollout-a", headers=bearer(served))  # its report read once, and kept
+    before = len(served.server.requests)
+    for path in ("/", "/api/rollouts", "/api/rollouts?pending=true", "/static/dashboard.js"):
+        compare(served.client.get(path, headers=bearer(served)).status_code, expected=200)
+    compare(served.server.requests[before:], expected=[])
+    served.client.get("/c/ctx/r/rollout-a", headers=bearer(served))
+    compare([r.path.split("?")[0] for r in served.server.requests[before:]], expected=[EVENTS])
