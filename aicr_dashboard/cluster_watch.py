@@ -55,14 +55,16 @@ def follow(model: FleetModel, context: str, connect: Connect, namespace: str, st
         try:
             session = connect(Deadline(math.inf, name=f"context {context}"))
             ask_identity(model, context, session)
-            for update in LiveListing(session, namespace, every):
+            live = LiveListing(session, namespace, every)
+            for update in live:
                 if stop.is_set():
                     return
                 if isinstance(update, Listed):
-                    model.listed(context, update.items, session)
+                    objects = {i["name"]: live.object_of(i["name"]) for i in update.items}
+                    model.listed(context, update.items, session, objects)
                     pause = RETRY_FIRST_SECONDS
                 elif isinstance(update, RowChanged):
-                    model.changed(context, update.item, update.kept)
+                    model.changed(context, update.item, update.kept, live.object_of(update.item["name"]))
             model.failed(context, AicrError(Code.UNAVAILABLE, "the watch ended"))
         except AicrError as err:
             model.failed(context, err)

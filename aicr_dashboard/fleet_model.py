@@ -46,6 +46,7 @@ class ClusterLine:
     error: AicrError | None = None   # its last error, while it is not connected
     last_answer: datetime | None = None
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> listing item
+    objects: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # name -> the object last seen
     session: KubeSession | None = None  # the watch's session: writes and reviews take it under a deadline of their own
 
     def data(self) -> dict[str, Any]:
@@ -100,6 +101,12 @@ class FleetModel:
             found = line.rows.get(name) if line is not None else None
             return dict(found) if found is not None else None
 
+    def object_of(self, context: str, name: str) -> dict[str, Any] | None:
+        """The object the cluster's watch last saw rollout `name` as (None: not seen)."""
+        with self._lock:
+            line = self._lines.get(context)
+            return line.objects.get(name) if line is not None else None
+
     def listing(self, pending: bool = False) -> dict[str, Any]:
         """`kubectl aicr list -o json` (`--pending`) with the same selection, from what the watches keep."""
         with self._lock:
@@ -140,12 +147,14 @@ class FleetModel:
 
     # -- the watches' side ---------------------------------------------------------------------------
 
-    def listed(self, context: str, items: list[dict[str, Any]], session: KubeSession | None = None) -> None:
-        """A cluster's whole listing (its watch listed, or listed again): its rows replaced."""
+    def listed(self, context: str, items: list[dict[str, Any]], session: KubeSession | None = None,
+               objects: dict[str, dict[str, Any] | None] | None = None) -> None:
+        """A cluster's whole listing (its watch listed, or listed again): its rows (and objects) replaced."""
         with self._lock:
             line = self._lines[context]
             before = set(line.rows)
             line.rows = {i["name"]: i for i in items}
+            line.objects = dict(objects or {})
             line.listed = line.connected = True
             line.error, line.last_answer = None, clock.now()
             if session is not None:
@@ -155,16 +164,18 @@ class FleetModel:
             events += [("rollout", {"context": context, **i}) for i in items]
         self._tell(events)
 
-    def changed(self, context: str, item: dict[str, Any], kept: bool) -> None:
-        """One rollout changed (`kept` False: deleted, it leaves the model)."""
+    def changed(self, context: str, item: dict[str, Any], kept: bool, obj: dict[str, Any] | None = None) -> None:
+        """One rollout changed (`kept` False: deleted, it leaves the model), `obj` what it is now."""
         with self._lock:
             line = self._lines[context]
             line.last_answer = clock.now()
             if kept:
                 line.rows[item["name"]] = item
+                line.objects[item["name"]] = obj
                 event = {"context": context, **item}
             else:
                 line.rows.pop(item["name"], None)
+                line.objects.pop(item["name"], None)
                 event = {"context": context, "name": item["name"], "removed": True}
         self._tell([("rollout", event)])
 

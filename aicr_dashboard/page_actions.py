@@ -114,8 +114,43 @@ def run_check(model: FleetModel, context: str, rollout: str, action_name: str,
     return Done(result_lines("PolicyDecision", data), bool(record["allowed"]), argv, data)
 
 
-def describe(model: FleetModel, context: str, rollout: str, namespace: str) -> dict[str, Any]:
-    """describe's document of the rollout, as `kubectl aicr describe NAME --context CONTEXT -o json` prints it."""
-    from aicr_core.domain.rollout_description import describe_rollout
+class Reports:
+    """The verified reports by (context, digest), read once: the digest a rollout records never changes, and
+    a report that matches it never will either (one that is missing or unreadable is read again)."""
 
-    return {"kind": "RolloutDescription", **describe_rollout(session_of(model, context), rollout, namespace)}
+    def __init__(self) -> None:
+        self._verified: dict[tuple[str, str], Any] = {}
+
+    def read(self, session: KubeSession, context: str, namespace: str, digest: str | None) -> Any:
+        from aicr_core.domain import rollouts
+
+        key = (context, digest or "")
+        if key in self._verified:
+            return self._verified[key]
+        report = rollouts.read_report(session, namespace, digest)
+        if report.status == "verified":
+            self._verified[key] = report
+        return report
+
+
+REPORTS = Reports()
+
+
+def describe(model: FleetModel, context: str, rollout: str, namespace: str) -> dict[str, Any]:
+    """describe's document of the rollout, as `kubectl aicr describe NAME --context CONTEXT -o json` prints it:
+    made from the object the watch keeps and its report (read once), its recent Events read now (one
+    LIST); a rollout the watch has not seen is read as describe reads it (`describe_rollout`)."""
+    from aicr_core.domain import rollout_events, rollouts
+    from aicr_core.domain.rollout_description import describe_rollout
+    from aicr_core.domain.rollout_documents import assessment_document
+    from aicr_core.domain.rollout_documents import describe as document
+
+    session = session_of(model, context)
+    obj = model.object_of(context, rollout)
+    if obj is None:
+        return {"kind": "RolloutDescription", **describe_rollout(session, rollout, namespace)}
+    parsed = rollouts.parse_rollout(obj)
+    report = REPORTS.read(session, context, namespace, parsed.assessment_digest)
+    description = document(parsed, assessment_document(report))
+    description["events"] = rollout_events.read_events(session, rollout)
+    return {"kind": "RolloutDescription", **description}

@@ -126,7 +126,7 @@ def feed(dashboard: Any, context: str, objects: list[dict[str, Any]], session: A
     rows = LiveRows(RolloutFilter(include_ended=True), Assessments(reports, "aicr-system", session), warning)
     for update in rows.apply([Change("LISTED", obj) for obj in objects]):
         assert isinstance(update, Listed)
-        dashboard.model.listed(context, update.items, session)
+        dashboard.model.listed(context, update.items, session, dict(rows.objects))
 
 
 def serve(tmp_path: Path, objects: list[dict[str, Any]], *, contexts: tuple[str, ...] = ("ctx",),

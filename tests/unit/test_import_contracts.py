@@ -10,7 +10,7 @@ from pathlib import Path
 from testfixtures import compare
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission")
+PACKAGES = ("aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission", "aicr_dashboard")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 

@@ -1,0 +1,69 @@
+"""The command's parts that need no server: the loopback rule, the port in use, the URL file."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from testfixtures import ShouldRaise, compare
+
+from aicr_core.errors import AicrError, Code, UsageError
+from aicr_dashboard import loopback, serving
+from aicr_dashboard.url_file import UrlFiles, folder
+
+from support.harness import Aicr
+
+
+@pytest.mark.parametrize(("given", "bound"), [("127.0.0.1", "127.0.0.1"), ("127.8.9.10", "127.8.9.10"),
+                                              ("::1", "::1"), ("localhost", "127.0.0.1"), ("LOCALHOST", "127.0.0.1")])
+def test_a_loopback_address_is_taken(given: str, bound: str) -> None:
+    compare(loopback.bind_address(given), expected=bound)
+
+
+@pytest.mark.parametrize("given", ["0.0.0.0", "::", "192.168.1.5", "10.0.0.1", "example.com", "::ffff:127.0.0.1", ""])
+def test_any_other_address_is_usage_saying_why(given: str) -> None:
+    with ShouldRaise(UsageError) as raised:
+        loopback.bind_address(given)
+    assert "the page acts with your credentials" in str(raised.raised), raised.raised
+
+
+def test_the_hosts_and_origins_of_an_address() -> None:
+    compare(loopback.allowed_hosts("::1", 8080), expected=frozenset({"[::1]:8080", "localhost:8080"}))
+    compare(loopback.origins("127.0.0.2", 9), expected=frozenset({"http://127.0.0.2:9", "http://localhost:9"}))
+
+
+def test_a_port_in_use_is_unavailable_naming_it() -> None:
+    first = serving.listening_socket("127.0.0.1", 0)
+    try:
+        port = first.getsockname()[1]
+        with ShouldRaise(AicrError) as raised:
+            serving.listening_socket("127.0.0.1", port)
+        compare(raised.raised.code, expected=Code.UNAVAILABLE)
+        assert f"port {port}" in raised.raised.message, raised.raised.message
+    finally:
+        first.close()
+
+
+def test_the_url_file_is_the_users_alone_and_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    compare(folder(), expected=tmp_path / "kubectl-aicr")
+    files = UrlFiles("http://127.0.0.1:1/?token=abc", 1)
+    files.write()
+    compare((files.path.read_text(), stat.S_IMODE(os.stat(files.path).st_mode)),
+            expected=("http://127.0.0.1:1/?token=abc\n", 0o600))
+    compare([p.name for p in files.path.parent.iterdir()], expected=["dashboard-1.url"])  # no part file left
+    files.remove()
+    assert not files.path.exists()
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    compare(folder(), expected=tmp_path / "cache" / "kubectl-aicr")
+
+
+def test_the_command_refuses_before_it_listens(aicr: Aicr, tmp_path: Path) -> None:
+    for args, code, words in ((("--address", "0.0.0.0"), 2, "loopback only"),
+                              (("--parallel", "2"), 2, "--parallel needs"),
+                              (("--port", "70000"), 2, "invalid --port")):
+        proc = aicr("dashboard", *args, kubeconfig=tmp_path / "none")
+        compare(proc.returncode, expected=code, suffix=proc.stderr)
+        assert proc.stderr.startswith("error: [USAGE]") and words in proc.stderr, proc.stderr

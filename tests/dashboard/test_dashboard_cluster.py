@@ -1,0 +1,176 @@
+"""The real `kubectl aicr dashboard` (a subprocess, through kubectl) on the real control plane, as the demo's users.
+
+alice approves (`aicr:approvers`), victor only views. Each test starts its own dashboard, reads
+the URL line, exchanges the token and asks over HTTP as a browser would (cookie, Origin, the
+form's token); what is written is read back with the real `kubectl aicr describe`. The plane is
+the session's (marked `cluster` for its fixture): the tests look only at the rollouts they seeded.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import envtest
+from testfixtures import compare
+
+from aicr_dashboard.page_render import rollout_path
+
+from support.harness import Aicr, aicr_env
+
+URL_LINE = re.compile(r"open (http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]{32,})) \(also in (\S+),")
+START_SECONDS = 20.0
+
+
+@dataclass
+class Running:
+    proc: subprocess.Popen[str]
+    url: str
+    port: int
+    token: str
+    url_file: Path
+    cookie: str = ""
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        sent = {**({"Cookie": self.cookie} if self.cookie else {}), **(headers or {})}
+        data = urlencode(body, doseq=True) if body is not None else None
+        if data is not None:
+            sent.update({"Content-Type": "application/x-www-form-urlencoded",
+                         "Origin": f"http://127.0.0.1:{self.port}"})
+        conn.request(method, path, body=data, headers=sent)
+        answer = conn.getresponse()
+        text = answer.read().decode()
+        conn.close()
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, text
+
+    def sign_in(self) -> None:
+        status, headers, _ = self.request("GET", f"/?token={self.token}")
+        compare((status, headers["location"]), expected=(303, "/"))
+        self.cookie = headers["set-cookie"].split(";", 1)[0]
+
+    def listing(self, wanted: str, seconds: float = 20) -> dict[str, Any]:
+        """`/api/rollouts` once the watch has listed rollout `wanted`."""
+        end = time.monotonic() + seconds
+        while True:
+            status, _, text = self.request("GET", "/api/rollouts")
+            document: dict[str, Any] = json.loads(text)
+            if status == 200 and any(i["name"] == wanted for i in document["items"]):
+                return document
+            assert time.monotonic() < end, text
+            time.sleep(0.2)
+
+    def csrf(self, path: str) -> str:
+        _, _, page = self.request("GET", path)
+        found = re.search(r'name="csrf" value="([^"]+)"', page)
+        assert found, page
+        return found.group(1)
+
+
+@contextmanager
+def dashboard(aicr: Aicr, kubeconfig: Path, tmp_path: Path, *args: str) -> Iterator[Running]:
+    env = aicr_env(aicr.home, kubeconfig, XDG_RUNTIME_DIR=str(tmp_path))
+    proc = subprocess.Popen([aicr.kubectl, "aicr", "dashboard", *args], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        ready, _, _ = select.select([proc.stderr], [], [], START_SECONDS)
+        assert ready, "no URL line"
+        line = proc.stderr.readline()
+        found = URL_LINE.search(line)
+        assert found, line
+        yield Running(proc, found.group(1), int(found.group(2)), found.group(3), Path(found.group(4)))
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(10)
+
+
+def described(aicr: Aicr, plane: envtest.ControlPlane, name: str) -> dict[str, Any]:
+    proc = aicr("describe", name, "-o", "json", kubeconfig=plane.kubeconfig_for("victor"))
+    compare(proc.returncode, expected=0, suffix=proc.stderr)
+    document: dict[str, Any] = json.loads(proc.stdout)
+    return document
+
+
+def test_the_url_the_token_and_the_listing_are_lists(aicr: Aicr, plane: envtest.ControlPlane,
+                                                    seed: envtest.Seeder, tmp_path: Path) -> None:
+    waiting = seed.rollout()
+    with dashboard(aicr, plane.kubeconfig_for("alice"), tmp_path) as running:
+        compare(running.url_file.read_text(), expected=running.url + "\n")
+        compare(running.url_file.stat().st_mode & 0o777, expected=0o600)
+        status, _, _ = running.request("GET", "/api/rollouts")
+        compare(status, expected=401)
+        running.sign_in()
+        mine = running.listing(waiting)
+        proc = aicr("list", "-o", "json", kubeconfig=plane.kubeconfig_for("alice"))
+        listed = json.loads(proc.stdout)
+        names = {i["name"] for i in mine["items"]} & {i["name"] for i in listed["items"]}
+        assert waiting in names
+        compare([i for i in mine["items"] if i["name"] in names],
+                expected=[i for i in listed["items"] if i["name"] in names])
+        _, _, inbox = running.request("GET", "/")
+        assert waiting in inbox and "alice" in inbox
+
+
+def test_alice_approves_through_the_page_and_it_is_written(aicr: Aicr, plane: envtest.ControlPlane,
+                                                           seed: envtest.Seeder, tmp_path: Path) -> None:
+    name = seed.rollout()
+    with dashboard(aicr, plane.kubeconfig_for("alice"), tmp_path) as running:
+        running.sign_in()
+        running.listing(name)
+        page = rollout_path(envtest_context(plane, "alice"), name)
+        status, headers, _ = running.request("POST", f"{page}/approve",
+                                             {"csrf": running.csrf(page), "reason": "Maintenance window"})
+        compare((status, headers["location"]), expected=(303, page))
+        _, _, shown = running.request("GET", page)
+        assert re.search(rf"rollout {name} approved by alice until \d{{4}}-", shown), shown
+    compare(described(aicr, plane, name)["approval"]["user"], expected="alice")
+
+
+def test_victors_forced_post_is_forbidden_and_nothing_is_written(aicr: Aicr, plane: envtest.ControlPlane,
+                                                                 seed: envtest.Seeder, tmp_path: Path) -> None:
+    name = seed.rollout()
+    with dashboard(aicr, plane.kubeconfig_for("victor"), tmp_path) as running:
+        running.sign_in()
+        running.listing(name)
+        page = rollout_path(envtest_context(plane, "victor"), name)
+        _, _, before = running.request("GET", page)
+        assert f'action="{page}/approve"' not in before  # the buttons follow his RBAC
+        status, _, _ = running.request("POST", f"{page}/approve", {"csrf": running.csrf(page), "reason": "forced"})
+        compare(status, expected=303)
+        _, _, shown = running.request("GET", page)
+        assert "error: [FORBIDDEN]" in shown, shown
+    compare(described(aicr, plane, name)["approval"]["user"], expected=None)
+
+
+def test_sigterm_ends_it_in_3_seconds_as_the_cli_ends(aicr: Aicr, plane: envtest.ControlPlane,
+                                                      tmp_path: Path) -> None:
+    for signum, code, words in ((signal.SIGTERM, 143, "interrupted (SIGTERM)"), (signal.SIGINT, 130, "interrupted")):
+        with dashboard(aicr, plane.kubeconfig_for("alice"), tmp_path) as running:
+            running.sign_in()
+            started = time.monotonic()
+            running.proc.send_signal(signum)
+            _, stderr = running.proc.communicate(timeout=10)
+            took = time.monotonic() - started
+            compare((running.proc.returncode, stderr.strip().splitlines()[-1]),
+                    expected=(code, f"error: [INTERRUPTED] {words}"))
+            assert took < 3, took
+            assert "Traceback" not in stderr, stderr
+            assert not running.url_file.exists()
+
+
+def envtest_context(plane: envtest.ControlPlane, user: str) -> str:
+    """The current context of the user's kubeconfig (the dashboard's one cluster)."""
+    return str(json.loads(plane.kubeconfig_for(user).read_text())["current-context"])
