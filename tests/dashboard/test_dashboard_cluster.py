@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import envtest
 from testfixtures import compare
@@ -27,6 +27,7 @@ from testfixtures import compare
 from aicr_dashboard.page_render import rollout_path
 
 from support.harness import Aicr, aicr_env
+from support.tcp_relay import Proxy
 
 URL_LINE = re.compile(r"open (http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]{32,})) \(also in (\S+),")
 START_SECONDS = 20.0
@@ -174,3 +175,45 @@ def test_sigterm_ends_it_in_3_seconds_as_the_cli_ends(aicr: Aicr, plane: envtest
 def envtest_context(plane: envtest.ControlPlane, user: str) -> str:
     """The current context of the user's kubeconfig (the dashboard's one cluster)."""
     return str(json.loads(plane.kubeconfig_for(user).read_text())["current-context"])
+
+
+def cluster_state(running: Running) -> str:
+    _, _, inbox = running.request("GET", "/")
+    found = re.search(r'<td class="state">([^<]*)</td>', inbox)
+    assert found, inbox
+    return found.group(1)
+
+
+def wait_for_state(running: Running, prefix: str, seconds: float) -> float:
+    started = time.monotonic()
+    while not cluster_state(running).startswith(prefix):
+        assert time.monotonic() - started < seconds, cluster_state(running)
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
+def test_a_cluster_that_stops_answering_is_disconnected_then_back_without_a_restart(
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, tmp_path: Path) -> None:
+    name = seed.rollout()
+    config = json.loads(plane.kubeconfig_for("alice").read_text())
+    upstream = urlsplit(config["clusters"][0]["cluster"]["server"])
+    proxy = Proxy((upstream.hostname or "127.0.0.1", upstream.port or 443))
+    config["clusters"][0]["cluster"]["server"] = f"https://{upstream.hostname}:{proxy.port}"
+    kubeconfig = tmp_path / "kubeconfig-proxied"
+    kubeconfig.write_text(json.dumps(config))
+    kubeconfig.chmod(0o600)
+    try:
+        with dashboard(aicr, kubeconfig, tmp_path) as running:
+            running.sign_in()
+            running.listing(name)
+            compare(cluster_state(running), expected="connected")
+            port = proxy.port
+            proxy.stop()
+            took = wait_for_state(running, "disconnected: [UNAVAILABLE]", 15)
+            _, _, inbox = running.request("GET", "/")
+            assert name in inbox and "(as of " in inbox  # its rows kept, with the time of its last answer
+            proxy = Proxy(proxy.upstream, port)
+            back = wait_for_state(running, "connected", 30)
+            assert took < 15 and back < 30, (took, back)
+    finally:
+        proxy.stop()
