@@ -1,4 +1,4 @@
-"""`kubectl aicr dashboard --contexts ...` over the fleet's three planes and a down one: `list`'s selection and document.
+"""`kubectl aicr dashboard --contexts ...` on the fleet's three planes and a down one: `list`'s selection and document.
 
 The dashboard's `/api/rollouts` is what `kubectl aicr list --contexts ... -o json` prints for the
 same selection: the items of each live cluster (with `context`), the clusters `read`, and the down
