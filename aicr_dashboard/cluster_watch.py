@@ -55,7 +55,13 @@ def follow(model: FleetModel, context: str, connect: Connect, namespace: str, st
         try:
             session = connect(Deadline(math.inf, name=f"context {context}"))
             ask_identity(model, context, session)
-            live = LiveListing(session, namespace, every)
+            def reachability(error: AicrError | None) -> None:  # at once, not when the follower gives up
+                if error is None:
+                    model.reconnected(context)
+                else:
+                    model.failed(context, error)
+
+            live = LiveListing(session, namespace, every, reachability=reachability)
             for update in live:
                 if stop.is_set():
                     return

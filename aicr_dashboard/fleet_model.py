@@ -187,6 +187,14 @@ class FleetModel:
             data = line.data()
         self._tell([("cluster", data)])
 
+    def reconnected(self, context: str) -> None:
+        """The cluster answers again (its watch listed again: the changes meanwhile follow)."""
+        with self._lock:
+            line = self._lines[context]
+            line.connected, line.error, line.last_answer = True, None, clock.now()
+            data = line.data()
+        self._tell([("cluster", data)])
+
     def identity(self, context: str, user: str | None, may_approve: bool | None,
                  session: KubeSession | None = None) -> None:
         """Who the user is there, and whether they may approve there."""

@@ -34,7 +34,7 @@ from aicr_core.domain.rollout_listing import (
 if TYPE_CHECKING:
     from aicr_core.domain.assessments import Assessments
     from aicr_core.session.kube import KubeSession
-    from aicr_core.session.watch import Change
+    from aicr_core.session.watch import Change, Reachability
 
 
 class Listed(NamedTuple):
@@ -128,8 +128,10 @@ class LiveListing:
     """
 
     def __init__(self, session: KubeSession, namespace: str = api.DEFAULT_OPERATOR_NAMESPACE,
-                 wanted: RolloutFilter = NOT_ENDED, selector: str | None = None) -> None:
+                 wanted: RolloutFilter = NOT_ENDED, selector: str | None = None,
+                 reachability: Reachability | None = None) -> None:
         self.session, self.namespace, self.wanted, self.selector = session, namespace, wanted, selector
+        self.reachability = reachability  # told each failed reconnect, and the recovery (watch.follow_collection)
         self.rows: LiveRows | None = None
 
     def __iter__(self) -> Iterator[Update]:
@@ -140,7 +142,7 @@ class LiveListing:
         self.rows = LiveRows(self.wanted, Assessments(reports, self.namespace, self.session), warning)
         with crds_named():
             for batch in follow_collection(self.session, api.rollouts_path(), selector_params(self.selector),
-                                           "rollouts"):
+                                           "rollouts", self.reachability):
                 yield from self.rows.apply(batch)
 
     def items(self) -> list[dict[str, Any]]:

@@ -7,94 +7,22 @@ the session's (marked `cluster` for its fixture): the tests look only at the rol
 """
 from __future__ import annotations
 
-import http.client
 import json
 import re
-import select
 import signal
-import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlsplit
 
 import envtest
 from testfixtures import compare
 
 from aicr_dashboard.page_render import rollout_path
 
-from support.harness import Aicr, aicr_env
-
-URL_LINE = re.compile(r"open (http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]{32,})) \(also in (\S+),")
-START_SECONDS = 20.0
-
-
-@dataclass
-class Running:
-    proc: subprocess.Popen[str]
-    url: str
-    port: int
-    token: str
-    url_file: Path
-    cookie: str = ""
-
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
-                headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        sent = {**({"Cookie": self.cookie} if self.cookie else {}), **(headers or {})}
-        data = urlencode(body, doseq=True) if body is not None else None
-        if data is not None:
-            sent.update({"Content-Type": "application/x-www-form-urlencoded",
-                         "Origin": f"http://127.0.0.1:{self.port}"})
-        conn.request(method, path, body=data, headers=sent)
-        answer = conn.getresponse()
-        text = answer.read().decode()
-        conn.close()
-        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, text
-
-    def sign_in(self) -> None:
-        status, headers, _ = self.request("GET", f"/?token={self.token}")
-        compare((status, headers["location"]), expected=(303, "/"))
-        self.cookie = headers["set-cookie"].split(";", 1)[0]
-
-    def listing(self, wanted: str, seconds: float = 20) -> dict[str, Any]:
-        """`/api/rollouts` once the watch has listed rollout `wanted`."""
-        end = time.monotonic() + seconds
-        while True:
-            status, _, text = self.request("GET", "/api/rollouts")
-            document: dict[str, Any] = json.loads(text)
-            if status == 200 and any(i["name"] == wanted for i in document["items"]):
-                return document
-            assert time.monotonic() < end, text
-            time.sleep(0.2)
-
-    def csrf(self, path: str) -> str:
-        _, _, page = self.request("GET", path)
-        found = re.search(r'name="csrf" value="([^"]+)"', page)
-        assert found, page
-        return found.group(1)
-
-
-@contextmanager
-def dashboard(aicr: Aicr, kubeconfig: Path, tmp_path: Path, *args: str) -> Iterator[Running]:
-    env = aicr_env(aicr.home, kubeconfig, XDG_RUNTIME_DIR=str(tmp_path))
-    proc = subprocess.Popen([aicr.kubectl, "aicr", "dashboard", *args], env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        ready, _, _ = select.select([proc.stderr], [], [], START_SECONDS)
-        assert ready, "no URL line"
-        line = proc.stderr.readline()
-        found = URL_LINE.search(line)
-        assert found, line
-        yield Running(proc, found.group(1), int(found.group(2)), found.group(3), Path(found.group(4)))
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(10)
+from support.dashboard_process import Running, dashboard
+from support.harness import Aicr
+from support.tcp_relay import Proxy
 
 
 def described(aicr: Aicr, plane: envtest.ControlPlane, name: str) -> dict[str, Any]:
@@ -174,3 +102,45 @@ def test_sigterm_ends_it_in_3_seconds_as_the_cli_ends(aicr: Aicr, plane: envtest
 def envtest_context(plane: envtest.ControlPlane, user: str) -> str:
     """The current context of the user's kubeconfig (the dashboard's one cluster)."""
     return str(json.loads(plane.kubeconfig_for(user).read_text())["current-context"])
+
+
+def cluster_state(running: Running) -> str:
+    _, _, inbox = running.request("GET", "/")
+    found = re.search(r'<td class="state">([^<]*)</td>', inbox)
+    assert found, inbox
+    return found.group(1)
+
+
+def wait_for_state(running: Running, prefix: str, seconds: float) -> float:
+    started = time.monotonic()
+    while not cluster_state(running).startswith(prefix):
+        assert time.monotonic() - started < seconds, cluster_state(running)
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
+def test_a_cluster_that_stops_answering_is_disconnected_then_back_without_a_restart(
+        aicr: Aicr, plane: envtest.ControlPlane, seed: envtest.Seeder, tmp_path: Path) -> None:
+    name = seed.rollout()
+    config = json.loads(plane.kubeconfig_for("alice").read_text())
+    upstream = urlsplit(config["clusters"][0]["cluster"]["server"])
+    proxy = Proxy((upstream.hostname or "127.0.0.1", upstream.port or 443))
+    config["clusters"][0]["cluster"]["server"] = f"https://{upstream.hostname}:{proxy.port}"
+    kubeconfig = tmp_path / "kubeconfig-proxied"
+    kubeconfig.write_text(json.dumps(config))
+    kubeconfig.chmod(0o600)
+    try:
+        with dashboard(aicr, kubeconfig, tmp_path) as running:
+            running.sign_in()
+            running.listing(name)
+            compare(cluster_state(running), expected="connected")
+            port = proxy.port
+            proxy.stop()
+            took = wait_for_state(running, "disconnected: [UNAVAILABLE]", 15)
+            _, _, inbox = running.request("GET", "/")
+            assert name in inbox and "(as of " in inbox  # its rows kept, with the time of its last answer
+            proxy = Proxy(proxy.upstream, port)
+            back = wait_for_state(running, "connected", 30)
+            assert took < 15 and back < 30, (took, back)
+    finally:
+        proxy.stop()
