@@ -129,10 +129,19 @@ def link(page: Page, context: str, name: str) -> Any:
     return page.locator(f'a[href$="{rollout_path(context, name)}"]')
 
 
-def settled(api: Api, context: str, name: str) -> None:
-    """The dashboard's model has the rollout (its watch saw it): what the page shows next is no race."""
-    eventually(lambda: any(i["name"] == name and i.get("context") == context for i in api.rollouts()["items"]),
-               LIVE_SECONDS, f"{context}/{name} in /api/rollouts")
+def settled(clusters: Clusters, api: Api, context: str, name: str) -> None:
+    """The dashboard's model has the rollout as the cluster holds it now (the seeder creates it, then writes
+    its status: a page rendered between the two would show the first): what the page shows next is no race."""
+    status = clusters.stored(context, name).get("status", {})
+
+    def current() -> bool:
+        code, _, body = api.request("/api" + rollout_path(context, name))
+        if code != 200:
+            return False
+        document = json.loads(body)
+        return bool(document.get("phase") == status.get("phase") and document.get("message") == status.get("message"))
+
+    eventually(current, LIVE_SECONDS, f"{context}/{name} as the cluster holds it, in /api/c/CONTEXT/r/NAME")
 
 
 def form(page: Page, action: str) -> Any:
@@ -162,8 +171,8 @@ def test_alice_sees_the_inbox(clusters: Clusters, alice: Dashboard, as_alice: tu
     sooner = clusters.seeders[EU].rollout(deadline=now + dt.timedelta(hours=1))
     approved = clusters.seeders[LAB].rollout(approval=APPROVED)  # waits for nobody: not in the inbox
     api = Api(alice)
-    settled(api, LAB, later)
-    settled(api, EU, sooner)
+    settled(clusters, api, LAB, later)
+    settled(clusters, api, EU, sooner)
     page.reload()
     expect(link(page, LAB, later)).to_have_count(1)
     expect(link(page, EU, sooner)).to_have_count(1)
@@ -206,7 +215,7 @@ def test_alice_approves_with_a_reason_and_a_second_tab_follows(
         clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page]) -> None:
     context, inbox = as_alice
     name = clusters.seeders[EU].rollout()
-    settled(Api(alice), EU, name)
+    settled(clusters, Api(alice), EU, name)
     inbox.reload()
     expect(link(inbox, EU, name)).to_have_count(1)
     ends_no_navigation(inbox)
@@ -236,7 +245,7 @@ def test_victor_sees_why_he_may_not_approve_and_a_forced_post_is_forbidden(
         clusters: Clusters, victor: Dashboard, as_victor: tuple[BrowserContext, Page]) -> None:
     _, page = as_victor
     name = clusters.seeders[LAB].rollout()
-    settled(Api(victor), LAB, name)
+    settled(clusters, Api(victor), LAB, name)
     page.reload()
     expect(page.locator("body")).to_contain_text("victor")  # the cluster lines: who the API server says he is
     page.goto(victor.page_url(LAB, name))
@@ -285,7 +294,7 @@ def test_a_policy_denial_shows_policy_denied_with_its_message(
         clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page], reason_policy: str) -> None:
     _, page = as_alice
     name = clusters.seeders[LAB].rollout()
-    settled(Api(alice), LAB, name)
+    settled(clusters, Api(alice), LAB, name)
     page.goto(alice.page_url(LAB, name))
     # the Check first: it decides before the click, and writes nothing
     check = form(page, "check")
@@ -308,7 +317,7 @@ def test_a_read_only_dashboard_offers_no_action_and_refuses_a_forced_write(
     context = None
     try:
         name = clusters.seeders[LAB].rollout()
-        settled(Api(dashboard), LAB, name)
+        settled(clusters, Api(dashboard), LAB, name)
         context, page = signed_in(browser, dashboard)
         page.goto(dashboard.page_url(LAB, name))
         for action in ("approve", "revoke", "acknowledge"):
@@ -358,7 +367,7 @@ def test_the_operator_moves_a_rollout_and_the_page_follows(
     """The rollout's page follows its phase, and the inbox its row, as the operator stand-in moves it on."""
     context, page = as_alice
     name = clusters.seeders[EU].rollout(approval=APPROVED, records=[])  # no after-apply steps: it runs to its end
-    settled(Api(alice), EU, name)
+    settled(clusters, Api(alice), EU, name)
     page.goto(alice.page_url(EU, name))
     ends_no_navigation(page)
     phase = page.locator("body")
@@ -382,7 +391,7 @@ def test_the_rollout_page_follows_its_steps_and_message(
     the pages update by themselves when a rollout changes)."""
     _, page = as_alice
     name = clusters.seeders[EU].rollout(approval=APPROVED, records=[])
-    settled(Api(alice), EU, name)
+    settled(clusters, Api(alice), EU, name)
     page.goto(alice.page_url(EU, name))
     ends_no_navigation(page)
     body = page.locator("body")
@@ -437,7 +446,7 @@ def test_a_page_on_another_localhost_port_that_auto_submits_an_approval_writes_n
         clusters: Clusters, alice: Dashboard, as_alice: tuple[BrowserContext, Page], csrf: str | None) -> None:
     context, _ = as_alice  # signed in: the browser holds the session cookie (SameSite=Strict: ports are one site)
     name = clusters.seeders[LAB].rollout()
-    settled(Api(alice), LAB, name)
+    settled(clusters, Api(alice), LAB, name)
     before = clusters.stored(LAB, name)["metadata"]["resourceVersion"]
     page = context.new_page()
     with Attacker(alice.page_url(LAB, name) + "/approve", csrf) as attacker:
@@ -452,7 +461,7 @@ def test_a_page_on_another_localhost_port_that_auto_submits_an_approval_writes_n
 def test_a_host_name_mapped_to_loopback_is_refused(clusters: Clusters, alice: Dashboard, browser: Browser) -> None:
     """DNS rebinding: evil.test resolves to 127.0.0.1 in this browser; the dashboard refuses its Host, token or not."""
     name = clusters.seeders[LAB].rollout()
-    settled(Api(alice), LAB, name)
+    settled(clusters, Api(alice), LAB, name)
     context = browser.new_context()
     try:
         page = context.new_page()
@@ -475,8 +484,8 @@ def test_an_injected_inline_script_does_not_run(clusters: Clusters, alice: Dashb
     approved = clusters.seeders[LAB].rollout(phase="Progressing", message=f"moves {handler}",
                                           approval={**APPROVED, "reason": f"CHG-1 {script}"})
     api = Api(alice)
-    settled(api, LAB, waiting)
-    settled(api, LAB, approved)
+    settled(clusters, api, LAB, waiting)
+    settled(clusters, api, LAB, approved)
     dialogs: list[str] = []
 
     def record(dialog: Any) -> None:  # an alert() that ran
@@ -488,6 +497,14 @@ def test_an_injected_inline_script_does_not_run(clusters: Clusters, alice: Dashb
         page.goto(target)
         expect(page.locator("body")).to_contain_text("<script>window.__aicrInjected")  # shown, as text
         compare(page.evaluate("() => window.__aicrInjected === undefined"), expected=True)
+    # an escape sequence and a bidirectional override: shown escaped, as the CLI escapes them
+    steering = clusters.seeders[LAB].rollout(message="red \x1b[31malert\x1b[0m \u202eevil")
+    settled(clusters, api, LAB, steering)
+    page.goto(alice.page_url(LAB, steering))
+    body = page.locator("body")
+    expect(body).to_contain_text("\\x1b[31malert")
+    expect(body).to_contain_text("\\u202eevil")
+    compare([c for c in ("\x1b", "\u202e") if c in body.inner_text()], expected=[])
     # the live rows too: text arriving by the event stream (here what the inbox shows of an acknowledgement
     # that waits: the release, from the cluster) stays text
     page.goto(f"{alice.origin}/")
@@ -508,7 +525,7 @@ def test_a_stopped_plane_shows_as_disconnected_and_the_others_stay(
     _, page = as_alice
     kept = clusters.seeders[EU].rollout()
     api = Api(alice)
-    settled(api, EU, kept)
+    settled(clusters, api, EU, kept)
     page.reload()
     ends_no_navigation(page)
     expect(link(page, EU, kept)).to_have_count(1)
@@ -543,7 +560,7 @@ def test_a_cluster_without_rollouts_is_listed(kubectl: str, tmp_path: Path) -> N
         document = api.wait_listed(["empty"], seconds=30)
         compare((document["items"], document["errors"]), expected=([], []))
         name = clusters.seeders["empty"].rollout()
-        settled(api, "empty", name)
+        settled(clusters, api, "empty", name)
     finally:
         if dashboard is not None:
             dashboard.stop()
