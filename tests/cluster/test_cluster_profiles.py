@@ -659,6 +659,7 @@ def test_the_dashboard_reads_the_members_shows_their_servers_and_the_fleet_form(
     from urllib.parse import urlsplit
 
     from aicr_dashboard.page_render import rollout_path
+
     from support.dashboard_process import dashboard
 
     digest, names = seed(inventory)
