@@ -3,6 +3,8 @@
 Each of those commands is this class with its Action and its help (the class
 docstring). What the command does is the domain's (`aicr_core.domain.rollout_write`):
 it turns its flags into a `WriteRequest`, and what is written into its `Result`.
+A site's declared inputs of the action (aicr_core.write_inputs: `--ticket ID`) are flags of it too,
+applied with the others in the one request every write is built from.
 `--plan DIGEST` runs the same write in each selected cluster (`aicr_core.fleet.plan_write`;
 with `--waves FILE`, `aicr_core.fleet.wave_runner`), through the fleet's command-line side
 (`aicr_core.fleet.flags`).
@@ -39,6 +41,14 @@ class ActionCommand(AicrCommand):
         _rollouts.add_dry_run_flag(parser)
         fleet.add_selection_flags(parser)
         fleet.add_plan_flags(parser, _fleet_forms.complete_plans, waves=self.action.in_waves)
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        """The command's flags, and after all of them a site's declared inputs of this action (`--ticket ID`)."""
+        from aicr_core.framework.write_input_flags import add_input_flags
+
+        parser = super().get_parser(prog_name)
+        add_input_flags(parser, self.action.name)
+        return parser
 
     def take_action(self, args: argparse.Namespace) -> Result | Stream:
         action = self.action

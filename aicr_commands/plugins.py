@@ -25,7 +25,8 @@ NOT_MODULES = ("bin", "include", "data", "__pycache__")  # the folders plugins i
 class Plugins(AicrCommand):
     """List installed plugins with their distribution, version, origin and load status, and each policy's mode.
 
-    Every entry point is listed, cliff's CommandHooks (aicr.commands.NAME) too,
+    Every entry point is listed (a write input, aicr.write_inputs, failed when it
+    is no valid WriteInput), cliff's CommandHooks (aicr.commands.NAME) too,
     and after them the distributions of the plugin folders that declare none.
     ORIGIN says where a plugin came from, by where its distribution lies:
     built-in, the plugin folder that holds it, or the Python environment
@@ -126,9 +127,15 @@ class Plugins(AicrCommand):
                             status, error = "failed", loaded.failures[name]
                     else:
                         try:
-                            entry_points.load_target(info)
+                            loaded_object = entry_points.load_target(info)
                         except AicrError as err:
                             status, error = "failed", err.message
+                        else:
+                            if group_name == entry_points.WRITE_INPUTS:
+                                from aicr_core.write_inputs import problem_of  # a dataclass: not for `help`
+
+                                error = problem_of(loaded_object)
+                                status = "failed" if error else "ok"
                     hooked = group_name.removeprefix(entry_points.HOOKS_PREFIX)
                     if group_name.startswith(entry_points.HOOKS_PREFIX) and status == "ok":
                         if hooked == "plugins":

@@ -31,7 +31,8 @@ class Policy(AicrCommand):
       and writes nothing. One line per policy: allow, warn, deny, overridden
       or error, with its message and the facts it used. Exit 1 when the real
       command would be refused. -o json is a decision record to archive.
-      Flags that plugins add to approve (such as --ticket) are not available here.
+      A site's write inputs (such as --ticket) are taken as the real command
+      takes them; flags that CommandHooks add to approve are not available here.
       Without --reason, every policy runs but those that read the reason:
       they show as skipped, and the last line says so.
 
@@ -84,6 +85,14 @@ class Policy(AicrCommand):
 
     def result_kinds(self, parsed_args: argparse.Namespace) -> tuple[str, ...] | None:
         return ("PolicyTestReport",) if parsed_args.subcommand == "test" else None
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        """Its flags, and after them a site's write inputs of any write (`--ticket ID`), for `check --action`."""
+        from aicr_core.framework.write_input_flags import add_input_flags
+
+        parser = super().get_parser(prog_name)
+        add_input_flags(parser, None)
+        return parser
 
     def take_action(self, args: argparse.Namespace) -> Result:
         if args.subcommand == "test":
@@ -210,11 +219,17 @@ def target_name(target: str) -> str:
 
 
 def check_request(args: argparse.Namespace, rollout: str) -> WriteRequest:
-    """The write `policy check` decides on: --action's, with its flags (--reason may be left out)."""
+    """The write `policy check` decides on: --action's, with its flags (--reason may be left out) and a site's
+    write inputs (`--ticket`) as the real command takes them; one the real command lacks is [USAGE]."""
     from aicr_core.domain.actions import ACTIONS
     from aicr_core.domain.write_flags import write_request
+    from aicr_core.write_inputs import declarations
 
     action = ACTIONS[args.action]
+    for declared in declarations():
+        item = declared.input
+        if action.name not in item.actions and getattr(args, item.dest, None) not in (None, ""):
+            raise UsageError(f"{item.flag} is an input of {', '.join(item.actions)}, not of {action.name}")
     return write_request(vars(args), action, rollout, checking=f"policy check --action {action.name}")
 
 

@@ -1,5 +1,6 @@
-"""The kubectl-aicr core: application, plugin discovery, policies, Kubernetes session, operator API.
+"""The kubectl-aicr core, in rooms (the framework, the session, the domain, the fleet) and leaves: docs/architecture.md.
 
-It knows no particular command: commands, renderers and policies are plugins
-(see setup.cfg), ours included.
+It imports no command: commands, renderers and policies are plugins (see
+setup.cfg), ours included; what it knows of the built-in ones is words (their
+usage lines, the help of the flags they share, the three actions).
 """

@@ -1,7 +1,8 @@
 """Find plugins (entry points) through a table of our own; import only what is used.
 
-Four groups (see setup.cfg): `aicr.commands`, `aicr.renderers`,
-`aicr.policies`, and `aicr.layouts` (the text layout of a result kind); cliff's
+Five groups (see setup.cfg): `aicr.commands`, `aicr.renderers`,
+`aicr.policies`, `aicr.layouts` (the text layout of a result kind) and
+`aicr.write_inputs` (a site's input of a write, aicr_core.write_inputs); cliff's
 `CommandHook`s are in `aicr.commands.<command>`. Our own plugins are
 registered there too, exactly as a site package registers its own.
 
@@ -34,7 +35,8 @@ COMMANDS = "aicr.commands"
 RENDERERS = "aicr.renderers"
 POLICIES = "aicr.policies"
 LAYOUTS = "aicr.layouts"
-GROUPS = (COMMANDS, RENDERERS, POLICIES, LAYOUTS)
+WRITE_INPUTS = "aicr.write_inputs"  # a site's inputs of a write (aicr_core.write_inputs)
+GROUPS = (COMMANDS, RENDERERS, POLICIES, LAYOUTS, WRITE_INPUTS)
 HOOKS_PREFIX = COMMANDS + "."  # cliff's CommandHooks of command NAME: aicr.commands.NAME
 
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (ruff: they are exported 
     from aicr_core.framework.text_layout import Layout, fields, generic, listing, registered_layout, table, value
     from aicr_core.session.kube import KubeSession, connect_args
     from aicr_core.session.kube import KubeSession as Cluster
+    from aicr_core.write_inputs import WriteInput
 
 # The one list of what this module offers, by the module that defines it (the imports above are the
 # same names for type checkers only; a test checks that they match).
@@ -77,6 +78,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     # action the Action table lacks left out), `rollout NAME not found`.
     "aicr_core.domain.rollouts": ("parse_rollout", "read_rollout"),
     "aicr_core.errors": ("AicrError", "Code", "UsageError", "shown", "shown_argument"),
+    # A site's input of a write (a change ticket): the CLI's flag and the page's form field, one declaration.
+    "aicr_core.write_inputs": ("WriteInput",),
 }
 # Names plugin authors know that now have a better one: the alias and the name it stands for (same module).
 _ALIASES = {"Cluster": "KubeSession"}  # a session with one API server (kube.KubeSession)

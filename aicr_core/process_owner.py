@@ -12,8 +12,9 @@ does, once, by installing an owner before any session is made:
 
 The owner holds the policy (docs/sessions.md, "The process owner"):
 
-- `prompts_allowed()`: whether a credentials plugin may ask the person at the terminal
-  (`interactiveMode`); the command line's owner says yes when stdin is a terminal, a server's never;
+- `prompts_allowed()`: whether a credentials plugin (`interactiveMode`) or a fleet write's confirmation
+  (aicr_core.fleet.flags) may ask the person at the terminal; the command line's owner says yes when stdin
+  is a terminal, a server's never;
 - where the libraries' log records go (the Kubernetes client logs to the root logger): an installed
   owner puts one handler on the root logger, at `install()`, never at a connect. A record logged on
   a thread inside `library_records()` (a session loading its credentials) is collected for that
@@ -92,7 +93,7 @@ class ProcessOwner:
         return cls(name, library_log=library_log, quiet_insecure_tls=True)
 
     def prompts_allowed(self) -> bool:
-        """May a credentials plugin ask the person at the terminal now?"""
+        """May the core ask the person at the terminal now (a credentials plugin, a fleet write's confirmation)?"""
         return self._prompts()
 
     def __repr__(self) -> str:

@@ -1,1 +1,2 @@
-"""The operator's domain: its API, the actions, rollout reads and the write, the policy engine."""
+"""The operator's domain: its API, the actions, rollout reads, the read model, the decision and the write, the policy
+engine and the policy file."""

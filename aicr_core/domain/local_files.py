@@ -7,7 +7,8 @@ the whole file protects nothing.
 The one reader of every file flag (`--policy-file`, `--waves`, `--cluster-profile-providers`,
 `policy test`'s files and fixtures, `-o jsonpath-file=`/`custom-columns-file=`): in the domain room,
 which the fleet may import too, and offered to renderers through the plugin face (the renderers'
-templates read through it; the framework, below the domain, reads no file flag itself).
+templates read through it; the framework, beside the domain and importing none of it, reads no file flag
+itself).
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A write's request from the command's flags: `--reason`, `--expires`, `--override`, `--policy-file`, `--dry-run`.
+"""A write's request from the command's flags: `--reason`, `--expires`, `--override`, `--policy-file`, `--dry-run`,
+and a site's declared write inputs (aicr_core.write_inputs: `--ticket`).
 
 The one mapping of flags onto a `WriteRequest`, shared by the single-cluster commands and the
 fleet, which builds one request for all its clusters (each replaces only its rollout: aicr_core.
@@ -45,15 +46,23 @@ def write_request(flags: Mapping[str, Any], action: Action, rollout: str = "", *
     """`action` on `rollout` as the flags ask it: their bounds checked before any call, --policy-file read.
 
     `flags` holds the parsed flags by their argparse names (`reason`, `expires`, `override`,
-    `policy_file`, `dry_run`, `operator_namespace`; any other is passed on for the policies to see).
+    `policy_file`, `dry_run`, `operator_namespace`; any other is passed on for the policies to see). A
+    site's declared inputs of the action (aicr_core.write_inputs) are checked, their keys set (None when
+    not given), and the reason recorded is the one they shape.
     `checking`: the words of a command that decides without writing (`policy check --action approve`):
     --reason may then be left out (the policies that read it are skipped) and --policy-file is what it is for.
     """
     from aicr_core.domain import operator_api as api
+    from aicr_core.write_inputs import apply_inputs
 
     reason: str | None = flags.get("reason") if action.takes_reason else None
     if action.takes_reason and (checking is None or reason is not None):
         reason = check_reason(reason, checking or action.name)
+    # A site's declared inputs (--ticket): checked and the reason shaped here, where every write passes, so
+    # that the CLI, the fleet and a page give the policies the same flags and record the same reason.
+    flags, shaped = apply_inputs(action.name, flags, reason, checking=checking is not None)
+    if action.takes_reason and shaped != reason:
+        reason = check_reason(shaped, checking or action.name)  # the shaped reason within --reason's bounds too
     expires = expires_of(flags) if action.takes_expires else None
     if action.takes_expires:
         check_expires(expires, clock.now())  # a negative or unstorable --expires: before any API call

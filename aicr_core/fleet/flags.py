@@ -359,7 +359,11 @@ def check_inputs(args: argparse.Namespace, action: Action) -> None:
 
 
 def interactive() -> bool:
-    return sys.stdin.isatty() and sys.stderr.isatty()
+    """Whether a fleet write may ask at the terminal: the process owner allows prompts (the command line's owner
+    does when stdin is a terminal; a server's never does) and stderr, where the question is written, is one."""
+    from aicr_core import process_owner
+
+    return process_owner.current().prompts_allowed() and sys.stderr.isatty()
 
 
 def check_confirmation(args: argparse.Namespace, action: Action) -> None:

@@ -153,18 +153,13 @@ def fleet_write(fleet: Fleet, request: WriteRequest, plan: str, *, confirm: Call
     (a new one when None) stops it as a signal does; `progress` is told how far each phase (the reads,
     then the writes) has got. A signal on the way is recorded, not raised: the items come back all the
     same, each cluster not written `interrupted`.
+
+    In steps: pick the plan's rollout in each cluster, list, confirm, write; once the interruption is
+    requested, nothing more is written.
     """
-    return write_across(fleet, request, plan, interruption or Interruption(), confirm=confirm, ask=ask,
-                        progress=progress)
-
-
-def write_across(fleet: Fleet, request: WriteRequest, plan: str, stop: Interruption, *,
-                 confirm: Callable[[Confirmation], bool], ask: bool = True,
-                 progress: Callable[[Tally], None] | None = None) -> FleetWritten:
-    """Pick the plan's rollout in each cluster, list, confirm, write; after `stop` is requested, nothing more
-    is written."""
     from aicr_core.errors import UsageError
 
+    stop = interruption or Interruption()
     action = request.action
     picks = sorted_outcomes(fleet, tallied(fleet.events(lambda turn: pick(turn, plan), interruption=stop),
                                            len(fleet.contexts), progress, errored))

@@ -37,8 +37,22 @@ from aicr_core.framework.process_exit import exit_without_teardown
 
 NO_SPACE, NO_FILES, DIRECTORIES, KEEP_ORDER = 2, 4, 16, 32
 DEFAULT = 0  # the shell completes file names
-BUDGET_SECONDS = 2.0
-API_SECONDS = 1.5  # what completers that ask the API server may spend of the budget
+
+
+def _budget(default: float = 2.0) -> float:
+    """A TAB must answer at once: 2 s; AICR_COMPLETION_SECONDS gives more (a far cluster, a loaded machine).
+
+    Read once, at import: this is a process of its own per TAB. A value that is no positive number
+    (or more than a minute) is ignored: a completion helper never fails."""
+    try:
+        seconds = float(os.environ.get("AICR_COMPLETION_SECONDS", default))
+    except ValueError:
+        return default
+    return seconds if 0.5 <= seconds <= 60 else default
+
+
+BUDGET_SECONDS = _budget()
+API_SECONDS = BUDGET_SECONDS - 0.5  # what completers that ask the API server may spend of the budget
 DESCRIPTION_MAX = 80
 
 

@@ -107,8 +107,8 @@ def test_help_names_the_plugin_that_provides_a_command(aicr: Aicr, tmp_path: Pat
     compare(site("help", "identity").stdout.count("This command is provided by the aicr-site-example plugin."),
             expected=1)
     assert "This command is provided by" not in site("help", "approve").stdout
-    approve_help = site("help", "approve").stdout  # a CommandHook's flag and note show in the command it extends
-    assert "--ticket ID" in approve_help and "A site policy requires a change ticket" in approve_help
+    approve_help = site("help", "approve").stdout  # a declared write input shows in the command it extends
+    assert "--ticket ID" in approve_help and "the change ticket that authorises this approval" in approve_help
 
 def test_help_for_an_unknown_command_is_a_usage_error(aicr: Aicr) -> None:
     proc = aicr("help", "appr")

@@ -6,7 +6,6 @@ what hung, and the other's result is there at once.
 """
 from __future__ import annotations
 
-import copy
 import os
 import stat
 import subprocess
@@ -72,22 +71,16 @@ def test_each_session_keeps_its_own_deadline_on_its_own_thread(tmp_path: Path, h
 
 
 def test_a_connection_pool_serves_sessions_with_different_deadlines(tmp_path: Path) -> None:
-    """As the webhook does: one pool, a deadline per read. A deadline that passes after its read is done
-    shuts down nothing the next read uses."""
+    """As the webhook does (`with_deadline`): one pool, a deadline per read. A deadline that passes after its
+    read is done shuts down nothing the next read uses."""
     with fake_apiserver(tmp_path, [Respond(200, VERSION)]) as server:
         base = kube.connect(str(server.kubeconfig(tmp_path / "kc", {"token": "t"})), None, Deadline(30.0))
         first = Deadline(0.3)
-        compare(kube.KubeSession.get(_with(base, first), "/version"), expected=VERSION)
+        compare(base.with_deadline(first).get("/version"), expected=VERSION)
         time.sleep(0.5)  # `first` has passed, while its connection sits in the pool
         assert first.fired
-        compare(kube.KubeSession.get(_with(base, Deadline(5.0)), "/version"), expected=VERSION)
+        compare(base.with_deadline(Deadline(5.0)).get("/version"), expected=VERSION)
         compare(len(server.accepted), expected=1, suffix="the pooled connection was shut down")
-
-
-def _with(base: kube.KubeSession, deadline: Deadline) -> kube.KubeSession:
-    session = copy.copy(base)
-    session.deadline = deadline
-    return session
 
 
 def test_expire_ends_a_session_blocked_on_another_thread(tmp_path: Path) -> None:

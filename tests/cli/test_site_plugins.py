@@ -27,8 +27,12 @@ def test_plugins_lists_ours_and_theirs(site_package: Aicr) -> None:
                 expected=("aicr-site-example", "1.0.0", "ok"))
     compare((rows[("aicr.commands", "approve")]["distribution"], rows[("aicr.renderers", "text")]["status"]),
             expected=("kubectl-aicr", "ok"))
+    compare((rows[("aicr.write_inputs", "ticket")]["distribution"], rows[("aicr.write_inputs", "ticket")]["status"]),
+            expected=("aicr-site-example", "ok"))
     text = aicr("plugins").stdout
-    assert text.startswith("GROUP") and "aicr.policies   change-ticket" in text
+    lines = [line.split()[:2] for line in text.splitlines()]
+    assert text.startswith("GROUP") and ["aicr.policies", "change-ticket"] in lines, text
+    assert ["aicr.write_inputs", "ticket"] in lines, text
 
 
 def test_a_broken_command_does_not_stop_the_others(broken_package: Aicr) -> None:

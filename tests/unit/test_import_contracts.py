@@ -48,7 +48,8 @@ def test_the_framework_that_reaches_into_the_domain_breaks_the_layers(tmp_path: 
         module.write("\nfrom aicr_core.domain import actions  # noqa: E402 - the deliberate mistake\n")
     proc = lint_imports(tree)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
-    assert "BROKEN" in proc.stdout, proc.stdout
+    assert "(neither imports the other), the session at the bottom BROKEN" in " ".join(proc.stdout.split()), \
+        proc.stdout
     assert "aicr_core.framework.common_flags -> aicr_core.domain.actions" in proc.stdout, proc.stdout
 
 
@@ -80,6 +81,9 @@ def test_the_domain_that_imports_the_framework_breaks_a_contract(tmp_path: Path)
     compare(proc.returncode, expected=1, suffix=proc.stdout)
     assert "The domain imports nothing of the command-line framework" in proc.stdout, proc.stdout
     assert "aicr_core.domain.write_limits -> aicr_core.framework.common_flags" in proc.stdout, proc.stdout
+    # The rooms' layers say it too: the domain and the framework are siblings that import neither the other.
+    assert "(neither imports the other), the session at the bottom BROKEN" in " ".join(proc.stdout.split()), \
+        proc.stdout
 
 
 def test_the_operator_api_that_imports_the_action_table_breaks_a_contract(tmp_path: Path) -> None:
@@ -103,3 +107,14 @@ def test_a_module_of_the_operator_api_package_that_imports_the_action_table_brea
     assert "The operator API knows no action" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout
     assert "aicr_core.domain.operator_api.rollout_object -> aicr_core.domain.action_rules" \
         in " ".join(proc.stdout.split()), proc.stdout  # the report wraps its lines
+
+
+def test_every_module_at_the_top_of_the_core_is_a_leaf_of_the_leaves_contract() -> None:
+    """docs/architecture.md: no new module at the top of aicr_core but a leaf, each in the leaves' contract (the
+    face and the testing kit aside: the face imports the rooms, the kit is the site authors' pytest plugin)."""
+    text = (ROOT / ".importlinter").read_text()
+    section = text.split("[importlinter:contract:leaves]", 1)[1].split("forbidden_modules", 1)[0]
+    leaves = sorted(line.strip() for line in section.splitlines() if line.strip().startswith("aicr_core."))
+    top = sorted(f"aicr_core.{p.stem}" for p in (ROOT / "aicr_core").glob("*.py")
+                 if p.stem not in ("__init__", "plugin", "testing", "_build_stamp"))  # _build_stamp: a release's
+    compare(leaves, expected=top)

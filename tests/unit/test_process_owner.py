@@ -339,3 +339,31 @@ def test_a_changed_proxy_environment_is_seen(monkeypatch: pytest.MonkeyPatch) ->
 def no_owner_left_behind() -> Iterator[None]:
     yield
     compare(process_owner.current(), expected=process_owner.DEFAULT)
+
+
+class NoTerminal:
+    """A stdin or stderr that says it is no terminal."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(("owner", "stdin", "stderr", "expected"), [
+    pytest.param(ProcessOwner.command_line(), Terminal(), Terminal(), True, id="the command line's, two terminals"),
+    pytest.param(ProcessOwner.command_line(), NoTerminal(), Terminal(), False, id="the command line's, stdin a pipe"),
+    pytest.param(ProcessOwner.command_line(), Terminal(), NoTerminal(), False, id="the command line's, stderr a file"),
+    pytest.param(ProcessOwner.server("test"), Terminal(), Terminal(), False, id="a server's"),
+    pytest.param(None, Terminal(), Terminal(), False, id="no owner"),
+])
+def test_whether_a_fleet_write_may_ask_is_the_owners_to_say_and_needs_stderr_a_terminal(
+        monkeypatch: pytest.MonkeyPatch, owner: ProcessOwner | None, stdin: Any, stderr: Any,
+        expected: bool) -> None:
+    """The fleet's `[y/N]` follows the owner as a credentials plugin's prompt does; on the command line that is
+    exactly what it was before the owner (stdin and stderr both terminals)."""
+    from aicr_core.fleet import flags
+
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stderr", stderr)
+    with under(owner):
+        answer = flags.interactive()
+    compare(answer, expected=expected)

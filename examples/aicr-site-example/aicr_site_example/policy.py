@@ -1,6 +1,6 @@
 """Pre-approve policy `change-ticket`: the approval must cite a change ticket (CHG-1234).
 
-The ticket is taken from `--ticket` (a flag this package adds to approve) or
+The ticket is taken from `--ticket` (a write input this package declares: ticket.py) or
 from the reason. Under `admission` (the webhook) there are no flags, so only
 the reason counts there: a policy that reads a flag decides what it does
 without it. The ticket prefix is a setting in the cluster's policy file:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from aicr_site_example import layouts, policy
+from aicr_site_example import layouts, policy, ticket
 
 
 def test_a_reason_without_a_ticket_is_refused(policy_verdict, aicr_approval):
@@ -23,6 +23,25 @@ def test_a_ticket_in_the_reason_or_the_flag_passes(policy_verdict, aicr_approval
     assert policy_verdict(policy, approval=aicr_approval(reason="CHG-42 driver update")).verdict == "allow"
     flagged = policy_verdict(policy, approval=aicr_approval(reason="routine"), flags={"ticket": "CHG-77"})
     assert (flagged.verdict, flagged.facts["ticket"]) == ("allow", "CHG-77")
+
+
+def test_the_ticket_is_a_valid_write_input_of_approve():
+    """Declared under aicr.write_inputs (setup.cfg): kubectl-aicr offers it as --ticket ID and as a form field."""
+    assert ticket.TICKET.problem() is None
+    assert (ticket.TICKET.name, ticket.TICKET.actions, ticket.TICKET.required) == ("ticket", ("approve",), False)
+
+
+def test_the_ticket_goes_into_the_reason_unless_cited():
+    """So that the webhook, which sees no flags, finds it in the approval it decides on."""
+    assert ticket.TICKET.shape_reason("window", "CHG-77") == "window (CHG-77)"
+    assert ticket.TICKET.shape_reason("CHG-77 window", "CHG-77") == "CHG-77 window"
+    assert ticket.TICKET.shape_reason(None, "CHG-77") is None  # no reason: the command refuses that itself
+
+
+def test_a_shaped_reason_passes_the_webhook(policy_verdict, aicr_approval):
+    """What approve --reason routine --ticket CHG-77 records passes under admission, where only the reason counts."""
+    reason = ticket.TICKET.shape_reason("routine", "CHG-77")
+    assert policy_verdict(policy, approval=aicr_approval(reason=reason), command="admission").verdict == "allow"
 
 
 def test_under_admission_only_the_reason_counts(policy_verdict, aicr_approval):
