@@ -4,7 +4,8 @@ Each has a session of its own (the cluster's watch session under a deadline of i
 `KubeSession.with_deadline`, the connections kept, a count of writes of its own) and goes through
 the core exactly as the command does:
 
-- a write (approve, revoke, acknowledge): the form as the CLI's argv and flags (`form_flags`), the
+- a write (approve, revoke, acknowledge): the form as the CLI's argv and flags (the core's
+  `aicr_core.framework.write_form`: the write command's own parser, a site's declared inputs among them), the
   request `write_flags.write_request` makes of them, and `rollout_write.write` (who-am-I, the read,
   the refusals, the policies, the one conditional write); what comes back is the CLI's own text:
   the success line of the result's layout (found by entry point, `aicr.layouts`, as the text
@@ -49,11 +50,13 @@ def error_lines(err: AicrError) -> list[str]:
 
 def result_lines(kind: str, data: dict[str, Any], warnings: Sequence[str] = ()) -> list[str]:
     """The text the CLI prints of a result of `kind`: its layout, found by entry point as the text renderer finds it."""
+    from aicr_core.framework.output_options import strip_marks
     from aicr_core.framework.text_layout import generic, registered_layout
 
     layout = registered_layout(kind)
     lines = layout(data) if layout is not None else generic(data)
-    return [*(f"warning: {safe(w, allow_newlines=False)}" for w in warnings), *lines]
+    # As `--color never` prints them: the colour marks taken off (the page has no terminal colours).
+    return [*(f"warning: {safe(w, allow_newlines=False)}" for w in warnings), *(strip_marks(line) for line in lines)]
 
 
 def session_of(model: FleetModel, context: str) -> KubeSession:
@@ -71,7 +74,7 @@ def request_of(action_name: str, rollout: str, form: Mapping[str, Sequence[str]]
     """The argv the form stands for and the WriteRequest the CLI builds of it (`write_flags.write_request`)."""
     from aicr_core.domain.actions import ACTIONS
     from aicr_core.domain.write_flags import write_request
-    from aicr_dashboard.form_flags import flags_from_form
+    from aicr_core.framework.write_form import flags_from_form
 
     argv, flags = flags_from_form(action_name, rollout, form)
     flags = {**flags, "operator_namespace": namespace}
