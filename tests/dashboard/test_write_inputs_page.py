@@ -83,5 +83,5 @@ def test_the_ticket_is_a_field_and_decides_as_the_flag(site_package: Aicr, tmp_p
     page_lines = checked.split('id="verdicts"><pre>')[1].split("</pre>")[0].splitlines()
     compare([line for line in page_lines if line.strip() and " at 20" not in line],
             expected=[line for line in shown(cli_checked.stdout) if " at 20" not in line])  # but the time
-    assert "kubectl aicr policy check " + R + " --action approve --reason window --expires 1h --ticket CHG-77" in checked
+    assert f"kubectl aicr policy check {R} --action approve --reason window --expires 1h --ticket CHG-77" in checked
     compare(patches, expected=[])
