@@ -18,6 +18,7 @@ as HTML.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,45 @@ if TYPE_CHECKING:
     from aicr_dashboard.fleet_model import FleetModel
 
 WRITES = ("approve", "revoke", "acknowledge")
+STOP_WAIT_SECONDS = 120.0  # the longest the stop waits for writes on the wire (each is bounded by its deadline)
+
+
+class InFlight:
+    """The writes being made, for the stop: once it is asked no write begins, and those on the wire are
+    waited for (each bounded by its own deadline), their outcome kept to be printed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self.count = 0
+        self.stopping = False
+        self.outcomes: list[list[str]] = []
+
+    def begin(self) -> bool:
+        with self._lock:
+            if self.stopping:
+                return False
+            self.count += 1
+            return True
+
+    def end(self, lines: list[str]) -> None:
+        with self._lock:
+            self.count -= 1
+            if self.stopping:
+                self.outcomes.append(lines)
+            self._lock.notify_all()
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopping = True
+
+    def wait(self, seconds: float = STOP_WAIT_SECONDS) -> list[list[str]]:
+        """Until no write is on the wire (at most `seconds`): the outcomes of those that finished during the stop."""
+        with self._lock:
+            self._lock.wait_for(lambda: self.count == 0, seconds)
+            return list(self.outcomes)
+
+
+IN_FLIGHT = InFlight()
 
 
 @dataclass
@@ -87,13 +127,19 @@ def run_write(model: FleetModel, context: str, rollout: str, action_name: str,
     from aicr_core.domain.actions import ACTIONS
     from aicr_core.domain.rollout_write import write
 
-    argv: list[str] = []
+    if not IN_FLIGHT.begin():
+        return Done(error_lines(AicrError(Code.INTERRUPTED, "the dashboard is stopping; nothing was written")), False)
+    done = Done([], False)
     try:
         argv, request = request_of(action_name, rollout, form, namespace)
+        done.argv = argv
         written = write(session_of(model, context), request)
+        done.lines, done.ok = result_lines(ACTIONS[action_name].result_kind, written.data, written.warnings), True
     except AicrError as err:
-        return Done(error_lines(err), False, argv)
-    return Done(result_lines(ACTIONS[action_name].result_kind, written.data, written.warnings), True, argv)
+        done.lines = error_lines(err)
+    finally:
+        IN_FLIGHT.end(done.lines or ["error: [INTERNAL] the write ended without an outcome"])
+    return done
 
 
 def run_check(model: FleetModel, context: str, rollout: str, action_name: str,
