@@ -100,6 +100,9 @@ class Routes:
                 pending = query.get("pending", ["false"])
                 if pending not in (["true"], ["false"]):
                     return json_response({"error": {"code": "USAGE", "message": "pending is true or false"}}, 400)
+                unlisted = self.d.model.unlisted()
+                if unlisted is not None:  # one cluster, not listed now: list would fail, not print no item
+                    return json_response({"error": unlisted}, 503)
                 return json_response(self.d.model.listing(pending == ["true"]))
             case ["api", "c", context, "r", name]:
                 if not reading:

@@ -258,3 +258,10 @@ def test_a_change_is_an_event_and_a_quiet_stream_a_comment(served: Served) -> No
     compare({k: json.loads(lines[2].removeprefix("data: "))[k] for k in ("context", "name", "phase")},
             expected={"context": "ctx", "name": "rollout-a", "phase": "Progressing"})
     compare(model._listeners, expected=[])  # the stream, closed, listens no more
+
+
+def test_one_cluster_not_listed_is_an_error_not_an_empty_list(fake: Served) -> None:
+    fake.dashboard.model.failed("fake", AicrError(Code.UNAVAILABLE, "cannot connect to the API server"))
+    answer = fake.client.get("/api/rollouts", headers=bearer(fake))
+    compare((answer.status_code, answer.json()), expected=(503, {"error": {
+        "code": "UNAVAILABLE", "message": "cannot connect to the API server"}}))
