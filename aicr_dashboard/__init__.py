@@ -12,8 +12,9 @@ stack (Starlette, uvicorn, Jinja2: the optional extra `dashboard`). Its modules,
   (`aicr_core.domain.live_listing`), served with no API request per view;
 - `page_routes`, `page_render`, `event_stream`: the routes on the raw path, the pages (Jinja2 with
   autoescape), the server-sent events;
-- `page_actions`, `form_flags`, `equivalent`: the writes and the Check through the CLI's own
-  write (`aicr_core.domain.rollout_write`), the form read as the CLI's flags, the equivalent command;
+- `page_actions`, `equivalent`: the writes and the Check through the CLI's own write
+  (`aicr_core.domain.rollout_write`, the form read as the CLI's flags by
+  `aicr_core.framework.write_form`), the equivalent command;
 - `serving`: the server (uvicorn), its URL line and its stop at SIGINT or SIGTERM.
 
 docs/dashboard.md is the contract.

@@ -1,6 +1,6 @@
 """The `kubectl aicr ...` command that does what a form does, for the change record: quoted as a shell reads it.
 
-Made of the form's argv (`form_flags`: the values last submitted or checked; REASON in their place
+Made of the form's argv (`aicr_core.framework.write_form`: the values last submitted or checked; REASON in their place
 before), the flags that reach the cluster (`--context C`; for a ClusterProfile member, which no
 single-cluster command reaches, the fleet form: `--plan DIGEST`, the selection's own flags and
 `--contexts MEMBER`) and the connection flags the dashboard was started with. Quoted with

@@ -107,6 +107,18 @@ class FleetModel:
             line = self._lines.get(context)
             return line.objects.get(name) if line is not None else None
 
+    def unlisted(self) -> dict[str, str] | None:
+        """One cluster alone that is not listed now (not yet, or disconnected): the error `list` would end
+        with (`code`, `message`), in place of a listing; None when it is listed (or for the fleet form,
+        whose document has `errors`)."""
+        with self._lock:
+            line = self._lines[self._order[0]]
+            if self.fleet_form or (line.listed and line.connected):
+                return None
+            error = line.error
+            return {"code": str(error.code) if error else NOT_LISTED_CODE,
+                    "message": error.message if error else NOT_LISTED}
+
     def listing(self, pending: bool = False) -> dict[str, Any]:
         """`kubectl aicr list -o json` (`--pending`) with the same selection, from what the watches keep."""
         with self._lock:

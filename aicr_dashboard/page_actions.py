@@ -4,7 +4,8 @@ Each has a session of its own (the cluster's watch session under a deadline of i
 `KubeSession.with_deadline`, the connections kept, a count of writes of its own) and goes through
 the core exactly as the command does:
 
-- a write (approve, revoke, acknowledge): the form as the CLI's argv and flags (`form_flags`), the
+- a write (approve, revoke, acknowledge): the form as the CLI's argv and flags (the core's
+  `aicr_core.framework.write_form`: the write command's own parser, a site's declared inputs among them), the
   request `write_flags.write_request` makes of them, and `rollout_write.write` (who-am-I, the read,
   the refusals, the policies, the one conditional write); what comes back is the CLI's own text:
   the success line of the result's layout (found by entry point, `aicr.layouts`, as the text
@@ -17,6 +18,7 @@ as HTML.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,45 @@ if TYPE_CHECKING:
     from aicr_dashboard.fleet_model import FleetModel
 
 WRITES = ("approve", "revoke", "acknowledge")
+STOP_WAIT_SECONDS = 120.0  # the longest the stop waits for writes on the wire (each is bounded by its deadline)
+
+
+class InFlight:
+    """The writes being made, for the stop: once it is asked no write begins, and those on the wire are
+    waited for (each bounded by its own deadline), their outcome kept to be printed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self.count = 0
+        self.stopping = False
+        self.outcomes: list[list[str]] = []
+
+    def begin(self) -> bool:
+        with self._lock:
+            if self.stopping:
+                return False
+            self.count += 1
+            return True
+
+    def end(self, lines: list[str]) -> None:
+        with self._lock:
+            self.count -= 1
+            if self.stopping:
+                self.outcomes.append(lines)
+            self._lock.notify_all()
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopping = True
+
+    def wait(self, seconds: float = STOP_WAIT_SECONDS) -> list[list[str]]:
+        """Until no write is on the wire (at most `seconds`): the outcomes of those that finished during the stop."""
+        with self._lock:
+            self._lock.wait_for(lambda: self.count == 0, seconds)
+            return list(self.outcomes)
+
+
+IN_FLIGHT = InFlight()
 
 
 @dataclass
@@ -49,11 +90,13 @@ def error_lines(err: AicrError) -> list[str]:
 
 def result_lines(kind: str, data: dict[str, Any], warnings: Sequence[str] = ()) -> list[str]:
     """The text the CLI prints of a result of `kind`: its layout, found by entry point as the text renderer finds it."""
+    from aicr_core.framework.output_options import strip_marks
     from aicr_core.framework.text_layout import generic, registered_layout
 
     layout = registered_layout(kind)
     lines = layout(data) if layout is not None else generic(data)
-    return [*(f"warning: {safe(w, allow_newlines=False)}" for w in warnings), *lines]
+    # As `--color never` prints them: the colour marks taken off (the page has no terminal colours).
+    return [*(f"warning: {safe(w, allow_newlines=False)}" for w in warnings), *(strip_marks(line) for line in lines)]
 
 
 def session_of(model: FleetModel, context: str) -> KubeSession:
@@ -71,7 +114,7 @@ def request_of(action_name: str, rollout: str, form: Mapping[str, Sequence[str]]
     """The argv the form stands for and the WriteRequest the CLI builds of it (`write_flags.write_request`)."""
     from aicr_core.domain.actions import ACTIONS
     from aicr_core.domain.write_flags import write_request
-    from aicr_dashboard.form_flags import flags_from_form
+    from aicr_core.framework.write_form import flags_from_form
 
     argv, flags = flags_from_form(action_name, rollout, form)
     flags = {**flags, "operator_namespace": namespace}
@@ -84,13 +127,19 @@ def run_write(model: FleetModel, context: str, rollout: str, action_name: str,
     from aicr_core.domain.actions import ACTIONS
     from aicr_core.domain.rollout_write import write
 
-    argv: list[str] = []
+    if not IN_FLIGHT.begin():
+        return Done(error_lines(AicrError(Code.INTERRUPTED, "the dashboard is stopping; nothing was written")), False)
+    done = Done([], False)
     try:
         argv, request = request_of(action_name, rollout, form, namespace)
+        done.argv = argv
         written = write(session_of(model, context), request)
+        done.lines, done.ok = result_lines(ACTIONS[action_name].result_kind, written.data, written.warnings), True
     except AicrError as err:
-        return Done(error_lines(err), False, argv)
-    return Done(result_lines(ACTIONS[action_name].result_kind, written.data, written.warnings), True, argv)
+        done.lines = error_lines(err)
+    finally:
+        IN_FLIGHT.end(done.lines or ["error: [INTERNAL] the write ended without an outcome"])
+    return done
 
 
 def run_check(model: FleetModel, context: str, rollout: str, action_name: str,

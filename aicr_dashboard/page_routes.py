@@ -100,6 +100,9 @@ class Routes:
                 pending = query.get("pending", ["false"])
                 if pending not in (["true"], ["false"]):
                     return json_response({"error": {"code": "USAGE", "message": "pending is true or false"}}, 400)
+                unlisted = self.d.model.unlisted()
+                if unlisted is not None:  # one cluster, not listed now: list would fail, not print no item
+                    return json_response({"error": unlisted}, 503)
                 return json_response(self.d.model.listing(pending == ["true"]))
             case ["api", "c", context, "r", name]:
                 if not reading:
@@ -153,12 +156,13 @@ class Routes:
             "rollout.html", title=f"{name} in {context} - kubectl aicr dashboard", page="rollout",
             context=context, name=name, d=description, error=error,
             flash=flash[0] if flash else None, flash_ok=flash[1] if flash else False,
-            forms=forms, csrf=session.csrf, read_only=self.d.read_only,
+            forms=forms, csrf=session.csrf, read_only=self.d.read_only, check_inputs=self.check_inputs(),
             check=check, check_action=check["action"] if check else "approve"), status)
 
     def forms(self, session: BrowserSession, line: ClusterLine, name: str) -> list[dict[str, Any]]:
         """The write forms: which the rollout admits and the user's RBAC allows, each with its equivalent command."""
         from aicr_core.domain.actions import ACTIONS
+        from aicr_core.write_inputs import declared_inputs
 
         item = self.d.model.item(line.context, name)
         forms = []
@@ -170,10 +174,21 @@ class Routes:
             plan = self.plan_of(line.context, name)
             forms.append({"action": action_name, "title": WRITE_TITLES[action_name], "why_not": why_not,
                           "offered": why_not is None, "takes_reason": action.takes_reason,
-                          "takes_expires": action.takes_expires,
+                          "takes_expires": action.takes_expires, "inputs": declared_inputs(action_name),
                           "command": equivalent.command(argv, line.context, single=line.reach is not None,
                                                         plan=plan, args=self.d.args)})
         return forms
+
+    @staticmethod
+    def check_inputs() -> list[Any]:
+        """The inputs sites declare for any write, once each: the Check's form offers them all."""
+        from aicr_core.write_inputs import declared_inputs
+
+        seen: dict[str, Any] = {}
+        for action_name in page_actions.WRITES:
+            for item in declared_inputs(action_name):
+                seen.setdefault(item.name, item)
+        return list(seen.values())
 
     def plan_of(self, context: str, name: str) -> str | None:
         item = self.d.model.item(context, name)
@@ -225,7 +240,7 @@ class Routes:
             checked = (form.get("action") or ["approve"])[0]
             if checked not in page_actions.WRITES:
                 checked = "approve"
-            fields = {k: v for k, v in form.items() if k != "action"}
+            fields = {k: v for k, v in form.items() if k != "action" and any(v)}  # blank: not given
             done = await run_in_threadpool(page_actions.run_check, self.d.model, context, name, checked, fields,
                                            self.d.namespace)
             argv = done.argv or equivalent.placeholder_argv(checked, name, checked != "acknowledge")

@@ -172,10 +172,13 @@ def serve(app: Any, dashboard: Dashboard, connects: dict[str, Connect], sock: so
                             timeout_graceful_shutdown=GRACEFUL_SECONDS)
     server = quiet_server(config)
 
-    def on_stop() -> None:
+    from aicr_dashboard.page_actions import IN_FLIGHT
+
+    def on_stop() -> None:  # in the signal handler: only flags and a wake-up of the loop
         if server.should_exit:
             server.force_exit = True
         server.should_exit = True
+        IN_FLIGHT.stop()  # no write begins now
         dashboard.streams.close_all()
 
     stop = _Stop(on_stop)
@@ -193,6 +196,10 @@ def serve(app: Any, dashboard: Dashboard, connects: dict[str, Connect], sock: so
         if not stop.signals:
             asyncio.run(server.serve(sockets=[sock]))
         watches.set()
+        IN_FLIGHT.stop()
+        for lines in IN_FLIGHT.wait():  # a write that was on the wire at the stop: its outcome, as the CLI says it
+            out.write("kubectl aicr dashboard: a write on the wire at the stop ended:\n" + "\n".join(lines) + "\n")
+            out.flush()
     finally:
         files.remove()
         stop.restore()

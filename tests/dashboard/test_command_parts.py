@@ -67,3 +67,51 @@ def test_the_command_refuses_before_it_listens(aicr: Aicr, tmp_path: Path) -> No
         proc = aicr("dashboard", *args, kubeconfig=tmp_path / "none")
         compare(proc.returncode, expected=code, suffix=proc.stderr)
         assert proc.stderr.startswith("error: [USAGE]") and words in proc.stderr, proc.stderr
+
+
+def test_the_stop_begins_no_write_and_waits_for_those_on_the_wire() -> None:
+    from aicr_dashboard.page_actions import InFlight
+
+    writes = InFlight()
+    assert writes.begin()
+    writes.stop()
+    assert not writes.begin()  # none begins once the stop is asked
+    writes.end(["rollout r approved by alice until 2099-01-01T00:00:00Z"])
+    compare(writes.wait(1), expected=[["rollout r approved by alice until 2099-01-01T00:00:00Z"]])
+
+
+def test_open_gives_the_browser_a_file_of_the_users_not_the_token(aicr: Aicr, tmp_path: Path) -> None:
+    """--open hands the browser (here $BROWSER, a script recording its arguments) a file: no token in any argv."""
+    import signal
+    import subprocess
+    import time
+
+    from support.harness import aicr_env
+
+    record = tmp_path / "browser-args"
+    browser = tmp_path / "browser"
+    browser.write_text(f"#!/bin/sh\necho \"$@\" > {record}\n")
+    browser.chmod(0o700)
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text('{"apiVersion": "v1", "kind": "Config", "current-context": "c", "clusters": [{"name": "c", '
+                          '"cluster": {"server": "https://127.0.0.1:1"}}], "users": [{"name": "u", "user": {}}], '
+                          '"contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}')
+    env = aicr_env(aicr.home, kubeconfig, XDG_RUNTIME_DIR=str(tmp_path), BROWSER=str(browser))
+    proc = subprocess.Popen([aicr.kubectl, "aicr", "dashboard", "--open"], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 20
+        while not record.exists() or not record.read_text().strip():
+            assert time.monotonic() < end and proc.poll() is None, "the browser was never started"
+            time.sleep(0.1)
+        given = record.read_text().strip()
+        page = Path(given.removeprefix("file://"))
+        assert "token" not in given, given
+        text = page.read_text()
+        url = (tmp_path / "kubectl-aicr" / page.name.replace(".html", ".url")).read_text().strip()
+        assert f'content="0;url={url.replace("&", "&amp;")}"' in text, text
+        compare(stat.S_IMODE(os.stat(page).st_mode), expected=0o600)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+    assert not page.exists()  # removed at the stop, with the URL file

@@ -228,3 +228,40 @@ def test_a_view_sends_no_request_but_the_rollout_pages_events(served: Served) ->
     compare(served.server.requests[before:], expected=[])
     served.client.get("/c/ctx/r/rollout-a", headers=bearer(served))
     compare([r.path.split("?")[0] for r in served.server.requests[before:]], expected=[EVENTS])
+
+
+def test_a_change_is_an_event_and_a_quiet_stream_a_comment(served: Served) -> None:
+    """The stream itself (no client): the first rows, a heartbeat comment, then a change as one event."""
+    import asyncio
+
+    from aicr_dashboard.event_stream import Streams
+
+    streams = Streams(heartbeat=0.05)
+    model = served.dashboard.model
+
+    async def read() -> list[str]:
+        events = streams.events(model)
+        got = [await events.__anext__() for _ in range(1 + 1 + len(OBJECTS))]  # a comment, a cluster, the rows
+        got.append(await events.__anext__())  # quiet: the heartbeat
+        item = model.item("ctx", "rollout-a")
+        assert item is not None
+        await asyncio.get_running_loop().run_in_executor(None, model.changed, "ctx", {**item, "phase": "Progressing"},
+                                                         True)
+        got.append(await events.__anext__())
+        await events.aclose()
+        return got
+
+    got = asyncio.run(read())
+    compare((got[0].startswith(":"), got[-2]), expected=(True, ": still here\n\n"))
+    lines = got[-1].splitlines()
+    compare(lines[1], expected="event: rollout")
+    compare({k: json.loads(lines[2].removeprefix("data: "))[k] for k in ("context", "name", "phase")},
+            expected={"context": "ctx", "name": "rollout-a", "phase": "Progressing"})
+    compare(model._listeners, expected=[])  # the stream, closed, listens no more
+
+
+def test_one_cluster_not_listed_is_an_error_not_an_empty_list(fake: Served) -> None:
+    fake.dashboard.model.failed("fake", AicrError(Code.UNAVAILABLE, "cannot connect to the API server"))
+    answer = fake.client.get("/api/rollouts", headers=bearer(fake))
+    compare((answer.status_code, answer.json()), expected=(503, {"error": {
+        "code": "UNAVAILABLE", "message": "cannot connect to the API server"}}))

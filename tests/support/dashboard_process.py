@@ -76,7 +76,7 @@ class Running:
 
 @contextmanager
 def dashboard(aicr: Aicr, kubeconfig: Path, tmp_path: Path, *args: str) -> Iterator[Running]:
-    env = aicr_env(aicr.home, kubeconfig, XDG_RUNTIME_DIR=str(tmp_path))
+    env = aicr_env(aicr.home, kubeconfig, **{**aicr.extra_env, "XDG_RUNTIME_DIR": str(tmp_path)})
     proc = subprocess.Popen([aicr.kubectl, "aicr", "dashboard", *args], env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
