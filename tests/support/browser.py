@@ -169,11 +169,12 @@ class Api:
         """The listing once every one of `contexts` has listed (its `read`); the document."""
         ends = time.monotonic() + seconds
         while True:
-            document = self.rollouts()
-            if set(contexts) <= set(document.get("read", [])):
+            status, _, body = self.request("/api/rollouts")  # 503 while a cluster alone has not listed
+            document = json.loads(body) if status in (200, 503) else {}
+            if status == 200 and set(contexts) <= set(document.get("read", [])):
                 return document
             if time.monotonic() > ends:
-                raise AssertionError(f"not every cluster listed within {seconds:.0f}s: {document.get('errors')}")
+                raise AssertionError(f"not every cluster listed within {seconds:.0f}s: {status} {body[:500]!r}")
             time.sleep(0.2)
 
 
