@@ -13,9 +13,9 @@ The marks (pytest.ini) say what a test needs, so that CI runs the tests that nee
 nothing while the binaries build (docs/contributing.md, "Where CI's time goes"):
 `cluster` is set here on every test using the `plane` fixture and on all of
 tests/cluster, `release` on tests/release; `monitoring` and a `cluster` that
-starts planes of its own are written on the tests. Under pytest-xdist each
-module is one `xdist_group` (its module-scoped fixtures start once), and every
-test of the three-plane fleet shares one group, so the fleet starts once a run.
+starts planes of its own are written on the tests. Under pytest-xdist, CI's
+`--dist loadfile` keeps a module on one worker (its module-scoped fixtures start
+once); each worker starts its own session-scoped planes.
 """
 from __future__ import annotations
 
@@ -38,17 +38,14 @@ from support.harness import BIN, Aicr, started_plane  # noqa: E402
 from support.plugin_env import EXAMPLES, PluginPath  # noqa: E402
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects and xdist groups by these marks
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         where = Path(str(item.path)).relative_to(TESTS).parts
-        fixtures = getattr(item, "fixturenames", ())
         if where[0] == "release":
             item.add_marker(pytest.mark.release)
-        elif where[0] == "cluster" or "plane" in fixtures:
+        elif where[0] == "cluster" or "plane" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cluster)
-        group = "fleet" if "fleet" in fixtures else "/".join(where)
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
