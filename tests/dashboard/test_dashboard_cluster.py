@@ -7,6 +7,7 @@ the session's (marked `cluster` for its fixture): the tests look only at the rol
 """
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import signal
@@ -88,6 +89,10 @@ def test_sigterm_ends_it_in_3_seconds_as_the_cli_ends(aicr: Aicr, plane: envtest
     for signum, code, words in ((signal.SIGTERM, 143, "interrupted (SIGTERM)"), (signal.SIGINT, 130, "interrupted")):
         with dashboard(aicr, plane.kubeconfig_for("alice"), tmp_path) as running:
             running.sign_in()
+            stream = http.client.HTTPConnection("127.0.0.1", running.port, timeout=10)
+            stream.request("GET", "/events", headers={"Cookie": running.cookie})
+            events = stream.getresponse()
+            assert events.readline().startswith(b":")  # an open event stream: it ends at once at the stop
             started = time.monotonic()
             running.proc.send_signal(signum)
             _, stderr = running.proc.communicate(timeout=10)
@@ -97,6 +102,8 @@ def test_sigterm_ends_it_in_3_seconds_as_the_cli_ends(aicr: Aicr, plane: envtest
             assert took < 3, took
             assert "Traceback" not in stderr, stderr
             assert not running.url_file.exists()
+            events.read()  # the stream ended (the server closed it), nothing left hanging
+            stream.close()
 
 
 def envtest_context(plane: envtest.ControlPlane, user: str) -> str:
