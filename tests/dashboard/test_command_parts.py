@@ -115,3 +115,37 @@ def test_open_gives_the_browser_a_file_of_the_users_not_the_token(aicr: Aicr, tm
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
     assert not page.exists()  # removed at the stop, with the URL file
+
+
+def test_on_ipv6_loopback_the_url_has_brackets_and_the_host_check_holds(aicr: Aicr, tmp_path: Path) -> None:
+    import http.client
+    import re
+    import select
+    import signal
+    import subprocess
+
+    from support.harness import aicr_env
+
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text('{"apiVersion": "v1", "kind": "Config", "current-context": "c", "clusters": [{"name": "c", '
+                          '"cluster": {"server": "https://127.0.0.1:1"}}], "users": [{"name": "u", "user": {}}], '
+                          '"contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}')
+    env = aicr_env(aicr.home, kubeconfig, XDG_RUNTIME_DIR=str(tmp_path))
+    proc = subprocess.Popen([aicr.kubectl, "aicr", "dashboard", "--address", "::1"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None and select.select([proc.stderr], [], [], 20)[0]
+        found = re.search(r"http://\[::1\]:(\d+)/\?token=([A-Za-z0-9_-]{32,})", proc.stderr.readline())
+        assert found
+        port, token = int(found.group(1)), found.group(2)
+        answers = {}
+        for host in (f"[::1]:{port}", f"localhost:{port}", f"127.0.0.1:{port}"):
+            conn = http.client.HTTPConnection("::1", port, timeout=10)
+            conn.request("GET", f"/?token={token}", headers={"Host": host})
+            answers[host] = conn.getresponse().status
+            conn.close()
+        compare(answers, expected={f"[::1]:{port}": 303, f"localhost:{port}": 303, f"127.0.0.1:{port}": 421})
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+    compare(proc.returncode, expected=143)

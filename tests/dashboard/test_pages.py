@@ -134,6 +134,9 @@ REFUSALS = [
     AicrError(Code.CONFLICT, "rollout rollout-a changed"),
     AicrError(Code.POLICY_ERROR, "a policy failed; refusing (fail closed)", ["x: boom"]),
 ]
+# Every other code the core has, in the CLI's line all the same.
+REFUSALS += [AicrError(code, f"a refusal coded {code.value}", ["one detail"]) for code in Code
+             if code not in {r.code for r in REFUSALS}]
 
 
 @pytest.mark.parametrize("refusal", REFUSALS, ids=[str(r.code) for r in REFUSALS])
