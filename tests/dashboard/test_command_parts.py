@@ -149,3 +149,18 @@ def test_on_ipv6_loopback_the_url_has_brackets_and_the_host_check_holds(aicr: Ai
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
     compare(proc.returncode, expected=143)
+
+
+def test_the_equivalent_command_has_the_connection_flags_quoted_and_no_token() -> None:
+    import argparse
+
+    from aicr_dashboard import equivalent
+
+    args = argparse.Namespace(kubeconfig="/home/a b/kc", operator_namespace="aicr-system", token="s3cr3t",
+                              as_user="alice", as_group=["g1", "g 2"], request_timeout=30.0,
+                              insecure_skip_tls_verify=True, server=None)
+    compare(equivalent.command(["approve", "r-1", "--reason", "CHG-1 window"], "ctx", single=True, plan=None,
+                               args=args),
+            expected="kubectl aicr approve r-1 --reason 'CHG-1 window' --context ctx --kubeconfig '/home/a b/kc' "
+                     "--insecure-skip-tls-verify --token TOKEN --as alice --as-group g1 --as-group 'g 2' "
+                     "--request-timeout 30s")
