@@ -448,7 +448,8 @@ class Seeder:
                 steps: list[dict[str, Any]] | None = None, step_states: list[dict[str, str]] | None = None,
                 records: list[dict[str, Any]] | None = None, message: str = "rollout awaiting approval",
                 namespace: str = NAMESPACE, to: str | None = None, attempt: int = 1,
-                runtime_uid: str = "6c1f0e9a-7d2b-4c1e-9a51-3f9a1c0d2b7e") -> str:
+                runtime_uid: str = "6c1f0e9a-7d2b-4c1e-9a51-3f9a1c0d2b7e",
+                labels: dict[str, str] | None = None) -> str:
         """A rollout to plan `to` (default: a new random digest), named as the operator names its `attempt`."""
         to = to or random_digest()
         name = f"rollout-{to[7:23]}-{attempt}"
@@ -474,9 +475,11 @@ class Seeder:
                            ("acknowledgements", acknowledgements)):
             if value:
                 spec[key] = value
-        metadata: dict[str, Any] = {"name": name}
+        metadata: dict[str, Any] = {"name": name, "labels": dict(labels or {})}
         if phase == "Ended" and outcome:  # as the operator labels an ended rollout (operator-api.md)
-            metadata["labels"] = {OUTCOME_LABEL: outcome}
+            metadata["labels"][OUTCOME_LABEL] = outcome
+        if not metadata["labels"]:
+            del metadata["labels"]
         body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "RuntimeRollout", "metadata": metadata, "spec": spec}
         self.custom.create_cluster_custom_object(GROUP, VERSION, "runtimerollouts", body)
         status: dict[str, Any] = {"phase": phase, "message": message,
@@ -546,9 +549,11 @@ class Seeder:
 
 # -- the demo's rollouts -------------------------------------------------------------------------
 
-def seed_demo(plane: ControlPlane, salt: str | None = None, shared: str | None = None) -> dict[str, str]:
+def seed_demo(plane: ControlPlane, salt: str | None = None, shared: str | None = None,
+              labels: dict[str, str] | None = None) -> dict[str, str]:
     """The demo's rollouts: {role: name}. With `salt`, the same names every time (a reset puts them back);
-    with `shared`, one more waiting for approval, to that plan digest (the same in every cluster of a fleet)."""
+    with `shared`, one more waiting for approval, to that plan digest (the same in every cluster of a fleet);
+    `labels` on each (a test that lists only these: `list -l`)."""
     def digest(role: str) -> str | None:
         return digest_of(f"aicr-demo {salt} {role}") if salt else None
 
@@ -558,25 +563,25 @@ def seed_demo(plane: ControlPlane, salt: str | None = None, shared: str | None =
     now = dt.datetime.now(dt.timezone.utc)
     approved = {"user": "bob", "expires": rfc3339(now + dt.timedelta(hours=2)), "reason": "maintenance window"}
     names = {
-        "waiting": seed.rollout(report=json.dumps(SAMPLE_REPORT, indent=2), to=digest("waiting")),
-        "acknowledgement": seed.rollout(phase="AwaitingAcknowledgement", approval=approved,
+        "waiting": seed.rollout(labels=labels, report=json.dumps(SAMPLE_REPORT, indent=2), to=digest("waiting")),
+        "acknowledgement": seed.rollout(labels=labels, phase="AwaitingAcknowledgement", approval=approved,
                                         awaiting_release="nvsentinel", to=digest("acknowledgement"),
                                         message="waiting for acknowledgement of nvsentinel",
                                         step_states=[{"release": "gpu-operator", "state": "Ready"},
                                                      {"release": "nvsentinel",
                                                       "state": "AwaitingAcknowledgement"}]),
-        "validating": seed.rollout(phase="Validating", approval=approved, message="validating the deployment",
+        "validating": seed.rollout(labels=labels, phase="Validating", approval=approved, message="validating the deployment",
                                    to=digest("validating"),
                                    step_states=[{"release": "gpu-operator", "state": "Ready"},
                                                 {"release": "nvsentinel", "state": "Ready"}]),
-        "ended": seed.rollout(phase="Ended", outcome="Succeeded", approval=approved, message="rollout succeeded",
+        "ended": seed.rollout(labels=labels, phase="Ended", outcome="Succeeded", approval=approved, message="rollout succeeded",
                               to=digest("ended"),
                               step_states=[{"release": "gpu-operator", "state": "Ready"},
                                            {"release": "nvsentinel", "state": "Ready"}]),
     }
     if shared:
         # No after-apply steps: approved, it runs to its end unattended (the fleet's waves follow it there).
-        names["fleet-plan"] = seed.rollout(to=shared, report=json.dumps(SAMPLE_REPORT, indent=2),
+        names["fleet-plan"] = seed.rollout(labels=labels, to=shared, report=json.dumps(SAMPLE_REPORT, indent=2),
                                            records=[SAMPLE_RECORDS[0] | {"afterApply": []}],
                                            step_states=[{"release": "gpu-operator", "state": "Pending"},
                                                         {"release": "nvsentinel", "state": "Pending"}])

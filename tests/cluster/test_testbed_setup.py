@@ -36,7 +36,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm, started in the background of a non-interactive shell"])
 def test_the_readme_demo(plane: envtest.ControlPlane, how: str) -> None:
-    """`python tools/testbed.py demo`: starts, shows describe, keeps running, and is gone within 2 s of a stop.
+    """`python tools/testbed.py demo`: starts, shows describe, keeps running, and is gone within seconds of a stop.
 
     A background job of a non-interactive shell starts with SIGINT ignored: SIGTERM must still stop it.
     """
@@ -60,7 +60,9 @@ def test_the_readme_demo(plane: envtest.ControlPlane, how: str) -> None:
             time.sleep(0.05)
         elapsed = time.monotonic() - stopped
         compare([_alive(pid) for pid in servers], expected=[False, False])
-        assert elapsed < 2.0, f"the demo took {elapsed:.1f}s to stop"
+        # Each server gets 0.5 s before SIGKILL: about 1 s on a quiet machine; 5 s under CI's three workers still
+        # catches the hang this guards against (an apiserver left to its 30 s graceful shutdown, etcd orphaned).
+        assert elapsed < 5.0, f"the demo took {elapsed:.1f}s to stop"
     finally:
         if demo.poll() is None:
             demo.kill()
