@@ -1,4 +1,4 @@
-// The dashboard's live rows: server-sent events applied to the page with textContent only (never innerHTML).
+// The dashboard's live rows: server-sent events applied to the page with textContent only (no HTML is ever parsed).
 // Without this script the page is plain forms and links, and a reload shows the current state.
 "use strict";
 

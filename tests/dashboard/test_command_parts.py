@@ -164,3 +164,22 @@ def test_the_equivalent_command_has_the_connection_flags_quoted_and_no_token() -
             expected="kubectl aicr approve r-1 --reason 'CHG-1 window' --context ctx --kubeconfig '/home/a b/kc' "
                      "--insecure-skip-tls-verify --token TOKEN --as alice --as-group g1 --as-group 'g 2' "
                      "--request-timeout 30s")
+
+
+def test_the_script_sets_text_only_and_the_templates_hold_no_inline_script_or_style() -> None:
+    import re
+
+    import aicr_dashboard
+
+    package = Path(aicr_dashboard.__file__).parent
+    script = (package / "static" / "dashboard.js").read_text()
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
+                 "setAttribute(\"on", "javascript:"):
+        assert sink not in script, sink
+    assert "textContent" in script
+    for template in sorted((package / "templates").glob("*.html")):
+        text = template.read_text()
+        assert not re.search(r"<script(?![^>]*\bsrc=)", text), template.name  # only <script src=...>
+        assert "<style" not in text and " style=" not in text, template.name
+        assert not re.search(r"\son[a-z]+=", text), template.name  # no inline handler
+        assert "|safe" not in text and "Markup" not in text, template.name  # nothing marked safe
