@@ -11,7 +11,7 @@ stack (Starlette, uvicorn, Jinja2: the optional extra `dashboard`). Its modules,
 - `fleet_model`, `cluster_watch`: the clusters' rollouts kept in memory by one watch each
   (`aicr_core.domain.live_listing`), served with no API request per view;
 - `page_routes`, `page_render`, `event_stream`: the routes on the raw path, the pages (Jinja2 with
-  autoescape), the server-sent events;
+  autoescape), the server-sent events; `cli_words`: a row in the CLI's words (its layout, by entry point);
 - `page_actions`, `equivalent`: the writes and the Check through the CLI's own write
   (`aicr_core.domain.rollout_write`, the form read as the CLI's flags by
   `aicr_core.framework.write_form`), the equivalent command;

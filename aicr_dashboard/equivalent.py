@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Sequence
-from typing import Any
 
 PLACEHOLDER_REASON = "REASON"
 # The connection flags (argparse dest, flag); a switch is given alone, a list once per value.
@@ -40,6 +39,8 @@ def connection_flags(args: argparse.Namespace) -> list[str]:
         elif isinstance(value, (list, tuple)):
             for one in value:
                 argv += [flag, str(one)]
+        elif dest == "request_timeout":  # parsed to seconds: given back as kubectl reads it
+            argv += [flag, f"{value:g}s"]
         else:
             argv += [flag, "TOKEN" if dest in SECRET else str(value)]
     return argv
@@ -82,6 +83,3 @@ def placeholder_argv(action: str, rollout: str, takes_reason: bool) -> list[str]
     """The form's argv before anything was submitted: REASON in place of the reason."""
     return [action, rollout, *(["--reason", PLACEHOLDER_REASON] if takes_reason else [])]
 
-
-def describe_command(rollout: str, context: str, args: Any) -> str:
-    return "kubectl aicr " + shlex.join(["describe", rollout, "--context", context, *connection_flags(args)])

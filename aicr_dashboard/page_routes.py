@@ -133,7 +133,9 @@ class Routes:
     # -- pages -----------------------------------------------------------------------------------------
 
     def inbox(self, session: BrowserSession) -> Response:
-        rows = self.d.model.inbox()
+        from aicr_dashboard.cli_words import row_words
+
+        rows = [{**row, "words": row_words(row)} for row in self.d.model.inbox()]
         title = f"({len(rows)}) waiting for a person - kubectl aicr dashboard"
         return HTMLResponse(page_render.render("inbox.html", title=title, page="inbox", rows=rows,
                                                clusters=self.d.model.cluster_data(), read_only=self.d.read_only))

@@ -185,12 +185,16 @@ def serve(app: Any, dashboard: Dashboard, connects: dict[str, Connect], sock: so
     stop.take_over()
     files = UrlFiles(url, port)
     try:
-        files.write()
+        try:
+            files.write()
+        except OSError as err:
+            raise AicrError(Code.UNAVAILABLE, f"cannot write the URL file {files.path}: {err.strerror}; set "
+                            "XDG_RUNTIME_DIR to a folder of yours") from None
         out.write(f"kubectl aicr dashboard: open {url} (also in {files.path}, readable by you alone; "
                   "Ctrl-C stops it)\n")
         out.flush()
         watches = cluster_watch.start(dashboard.model, connects, dashboard.namespace)
-        if args.open and not files.open_browser():
+        if args.open and not opened(files):
             out.write("warning: no browser could be opened: open the URL above\n")
             out.flush()
         if not stop.signals:
@@ -204,6 +208,14 @@ def serve(app: Any, dashboard: Dashboard, connects: dict[str, Connect], sock: so
         files.remove()
         stop.restore()
     return stop.signals[0] if stop.signals else signal.SIGINT
+
+
+def opened(files: Any) -> bool:
+    """--open: the browser started on the user's file (False when none could be, whatever the reason)."""
+    try:
+        return bool(files.open_browser())
+    except Exception:  # noqa: BLE001 - webbrowser's failures are many; the URL line stands in for it
+        return False
 
 
 def quiet_server(config: Any) -> Any:

@@ -1,4 +1,4 @@
-// The dashboard's live rows: server-sent events applied to the page with textContent only (never innerHTML).
+// The dashboard's live rows: server-sent events applied to the page with textContent only (no HTML is ever parsed).
 // Without this script the page is plain forms and links, and a reload shows the current state.
 "use strict";
 
@@ -26,20 +26,22 @@ function span(seconds) {
   return m ? m + "m" + s + "s" : s + "s";
 }
 
-function relative(text) {
-  if (!text) return "-";
-  const left = (Date.parse(text) - Date.now()) / 1000;
-  if (Number.isNaN(left)) return "-";
-  return left >= 0 ? "in " + span(left) : span(left) + " ago";
+// The CLI's words of list -o wide (the server renders them at a load; these follow the changes).
+function approvalText(a) {
+  if (a.revocation) return "revoked by " + safe(a.revocation.user);
+  if (a.user) return "approved by " + safe(a.user) + " until " + safe(a.expires);
+  return a.required ? "pending" : "not required";
 }
 
-function approvalText(a) {
-  if (a.user) return "approved by " + safe(a.user) + " until " + safe(a.expires);
-  return a.required ? "required" : "not required";
+function deadlineText(text) {
+  if (!text) return "-";
+  const left = (Date.parse(text) - Date.now()) / 1000;
+  if (Number.isNaN(left)) return safe(text);
+  return safe(text) + " (" + (left > 0 ? "in " + span(left) : "passed") + ")";
 }
 
 function assessmentText(a) {
-  return safe(a.status) + (a.verdict ? ": " + safe(a.verdict) : "");
+  return a.status === "verified" ? safe(a.verdict) : safe(a.status);
 }
 
 function cells(item) {
@@ -48,7 +50,7 @@ function cells(item) {
     "name": safe(item.name),
     "phase": safe(item.phase),
     "approval": approvalText(item.approval),
-    "deadline": item.deadline ? relative(item.deadline) + " (" + safe(item.deadline) + ")" : "-",
+    "deadline": deadlineText(item.deadline),
     "waiting-on": safe(item.waitingOn),
     "assessment": assessmentText(item.assessment),
   };

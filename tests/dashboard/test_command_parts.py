@@ -115,3 +115,71 @@ def test_open_gives_the_browser_a_file_of_the_users_not_the_token(aicr: Aicr, tm
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
     assert not page.exists()  # removed at the stop, with the URL file
+
+
+def test_on_ipv6_loopback_the_url_has_brackets_and_the_host_check_holds(aicr: Aicr, tmp_path: Path) -> None:
+    import http.client
+    import re
+    import select
+    import signal
+    import subprocess
+
+    from support.harness import aicr_env
+
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text('{"apiVersion": "v1", "kind": "Config", "current-context": "c", "clusters": [{"name": "c", '
+                          '"cluster": {"server": "https://127.0.0.1:1"}}], "users": [{"name": "u", "user": {}}], '
+                          '"contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}')
+    env = aicr_env(aicr.home, kubeconfig, XDG_RUNTIME_DIR=str(tmp_path))
+    proc = subprocess.Popen([aicr.kubectl, "aicr", "dashboard", "--address", "::1"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None and select.select([proc.stderr], [], [], 20)[0]
+        found = re.search(r"http://\[::1\]:(\d+)/\?token=([A-Za-z0-9_-]{32,})", proc.stderr.readline())
+        assert found
+        port, token = int(found.group(1)), found.group(2)
+        answers = {}
+        for host in (f"[::1]:{port}", f"localhost:{port}", f"127.0.0.1:{port}"):
+            conn = http.client.HTTPConnection("::1", port, timeout=10)
+            conn.request("GET", f"/?token={token}", headers={"Host": host})
+            answers[host] = conn.getresponse().status
+            conn.close()
+        compare(answers, expected={f"[::1]:{port}": 303, f"localhost:{port}": 303, f"127.0.0.1:{port}": 421})
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+    compare(proc.returncode, expected=143)
+
+
+def test_the_equivalent_command_has_the_connection_flags_quoted_and_no_token() -> None:
+    import argparse
+
+    from aicr_dashboard import equivalent
+
+    args = argparse.Namespace(kubeconfig="/home/a b/kc", operator_namespace="aicr-system", token="s3cr3t",
+                              as_user="alice", as_group=["g1", "g 2"], request_timeout=30.0,
+                              insecure_skip_tls_verify=True, server=None)
+    compare(equivalent.command(["approve", "r-1", "--reason", "CHG-1 window"], "ctx", single=True, plan=None,
+                               args=args),
+            expected="kubectl aicr approve r-1 --reason 'CHG-1 window' --context ctx --kubeconfig '/home/a b/kc' "
+                     "--insecure-skip-tls-verify --token TOKEN --as alice --as-group g1 --as-group 'g 2' "
+                     "--request-timeout 30s")
+
+
+def test_the_script_sets_text_only_and_the_templates_hold_no_inline_script_or_style() -> None:
+    import re
+
+    import aicr_dashboard
+
+    package = Path(aicr_dashboard.__file__).parent
+    script = (package / "static" / "dashboard.js").read_text()
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
+                 "setAttribute(\"on", "javascript:"):
+        assert sink not in script, sink
+    assert "textContent" in script
+    for template in sorted((package / "templates").glob("*.html")):
+        text = template.read_text()
+        assert not re.search(r"<script(?![^>]*\bsrc=)", text), template.name  # only <script src=...>
+        assert "<style" not in text and " style=" not in text, template.name
+        assert not re.search(r"\son[a-z]+=", text), template.name  # no inline handler
+        assert "|safe" not in text and "Markup" not in text, template.name  # nothing marked safe

@@ -7,6 +7,7 @@ the session's (marked `cluster` for its fixture): the tests look only at the rol
 """
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import signal
@@ -88,6 +89,10 @@ def test_sigterm_ends_it_in_3_seconds_as_the_cli_ends(aicr: Aicr, plane: envtest
     for signum, code, words in ((signal.SIGTERM, 143, "interrupted (SIGTERM)"), (signal.SIGINT, 130, "interrupted")):
         with dashboard(aicr, plane.kubeconfig_for("alice"), tmp_path) as running:
             running.sign_in()
+            stream = http.client.HTTPConnection("127.0.0.1", running.port, timeout=10)
+            stream.request("GET", "/events", headers={"Cookie": running.cookie})
+            events = stream.getresponse()
+            assert events.readline().startswith(b":")  # an open event stream: it ends at once at the stop
             started = time.monotonic()
             running.proc.send_signal(signum)
             _, stderr = running.proc.communicate(timeout=10)
@@ -97,6 +102,8 @@ def test_sigterm_ends_it_in_3_seconds_as_the_cli_ends(aicr: Aicr, plane: envtest
             assert took < 3, took
             assert "Traceback" not in stderr, stderr
             assert not running.url_file.exists()
+            events.read()  # the stream ended (the server closed it), nothing left hanging
+            stream.close()
 
 
 def envtest_context(plane: envtest.ControlPlane, user: str) -> str:
@@ -144,3 +151,27 @@ def test_a_cluster_that_stops_answering_is_disconnected_then_back_without_a_rest
             assert took < 15 and back < 30, (took, back)
     finally:
         proxy.stop()
+
+
+def test_a_rollout_made_after_the_page_loaded_is_an_event_within_2_seconds(aicr: Aicr, plane: envtest.ControlPlane,
+                                                                          seed: envtest.Seeder,
+                                                                          tmp_path: Path) -> None:
+    first = seed.rollout()
+    with dashboard(aicr, plane.kubeconfig_for("alice"), tmp_path) as running:
+        running.sign_in()
+        running.listing(first)
+        stream = http.client.HTTPConnection("127.0.0.1", running.port, timeout=10)
+        stream.request("GET", "/events", headers={"Cookie": running.cookie})
+        events = stream.getresponse()
+        compare(events.getheader("content-type", "").split(";")[0], expected="text/event-stream")
+        started = time.monotonic()
+        later = seed.rollout()
+        while True:
+            line = events.readline().decode()
+            assert line, "the stream ended"
+            data = json.loads(line[6:]) if line.startswith("data: ") else {}
+            if data.get("name") == later and data.get("waitingForPerson"):  # made, then its status written
+                break
+        took = time.monotonic() - started
+        stream.close()
+        assert took < 2, took

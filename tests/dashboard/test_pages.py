@@ -87,6 +87,9 @@ def test_the_inbox_is_soonest_deadline_first_and_only_what_waits(served: Served)
     assert ">rollout-d</a>" not in text and ">rollout-e</a>" not in text  # approved; ended
     assert "<title>(3) waiting for a person" in text
     assert "alice" in text  # who the user is there
+    # In the CLI's words (list -o wide's row, its layout found by entry point): the deadline and the time left.
+    assert '<td class="deadline">2099-01-02T00:00:00Z (in ' in text, text
+    assert '<td class="approval">pending</td>' in text
 
 
 def test_cluster_text_is_inert_and_escaped_as_the_cli_escapes_it(served: Served) -> None:
@@ -134,6 +137,9 @@ REFUSALS = [
     AicrError(Code.CONFLICT, "rollout rollout-a changed"),
     AicrError(Code.POLICY_ERROR, "a policy failed; refusing (fail closed)", ["x: boom"]),
 ]
+# Every other code the core has, in the CLI's line all the same.
+REFUSALS += [AicrError(code, f"a refusal coded {code.value}", ["one detail"]) for code in Code
+             if code not in {r.code for r in REFUSALS}]
 
 
 @pytest.mark.parametrize("refusal", REFUSALS, ids=[str(r.code) for r in REFUSALS])
