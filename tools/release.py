@@ -43,6 +43,8 @@ VERSION = re.compile(r"v(?P<pep440>\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?)")  # whole: 
 BUILD_TOOLS = ("pip==26.3", "build==1.3.0", "setuptools==80.9.0")
 SBOM_TOOL = "cyclonedx-bom==7.5.0"
 FREEZER = "pyinstaller==6.22.3"
+# The extras the release carries: the dashboard's web stack (`kubectl aicr dashboard`, docs/dashboard.md).
+EXTRAS = "[dashboard]"
 OS_NAMES = {"Linux": "linux", "Darwin": "darwin"}
 ARCH_NAMES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
@@ -314,7 +316,7 @@ def build(version: str, out: Path, base_uri: str | None, reuse_envs: bool = Fals
 
     # The program's distributions (constraints.txt, the SBOM) from a virtualenv of the wheel alone; the
     # freeze from another that also holds the freezer, so that neither sees the other's packages.
-    runtime_key = key_of(sha256(wheels[0]))
+    runtime_key = key_of(sha256(wheels[0]), EXTRAS)
     runtime = envs.path("runtime") / "bin" / "python"
     kept = envs.reused("runtime", runtime_key)
     if kept is not None:
@@ -323,7 +325,7 @@ def build(version: str, out: Path, base_uri: str | None, reuse_envs: bool = Fals
     else:
         step("the program's virtualenv: the wheel and its requirements")
         venv(envs.path("runtime"), with_pip=False)
-        run(tools, "-m", "pip", "--python", runtime, "install", "-q", wheels[0], env=env)
+        run(tools, "-m", "pip", "--python", runtime, "install", "-q", f"{wheels[0]}{EXTRAS}", env=env)
         inside = distributions_of(runtime)
         envs.made("runtime", runtime_key, inside=inside)
     constraints = out / "constraints.txt"
@@ -336,14 +338,15 @@ def build(version: str, out: Path, base_uri: str | None, reuse_envs: bool = Fals
     run(tools.parent / "cyclonedx-py", "environment", "--output-reproducible", "--of", "JSON",
         "--output-file", sbom, runtime, env=env)
 
-    freezer_key = key_of(sha256(wheels[0]), FREEZER)
+    freezer_key = key_of(sha256(wheels[0]), EXTRAS, FREEZER)
     freezing = envs.path("runtime-freezer") / "bin" / "python"
     if envs.reused("runtime-freezer", freezer_key) is not None:
         step("the freezer's virtualenv: kept (--reuse-envs)")
     else:
         step("the freezer's virtualenv: the wheel, its requirements and PyInstaller")
         venv(envs.path("runtime-freezer"), with_pip=False)
-        run(tools, "-m", "pip", "--python", freezing, "install", "-q", "-c", constraints, wheels[0], FREEZER, env=env)
+        run(tools, "-m", "pip", "--python", freezing, "install", "-q", "-c", constraints, f"{wheels[0]}{EXTRAS}",
+            FREEZER, env=env)
         envs.made("runtime-freezer", freezer_key)
     step("freezing (PyInstaller, one folder)")
     run(freezing.parent / "pyinstaller", "--noconfirm", "--clean", "--log-level", "WARN",

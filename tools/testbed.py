@@ -95,6 +95,8 @@ def demo(webhook: bool = False, clusters: int = 1) -> int:
         print(f"\n$ kubectl aicr describe {waiting}\n", flush=True)
         subprocess.run(["kubectl", "aicr", "describe", waiting, f"--kubeconfig={plane.kubeconfig_for('alice')}"])
         print(f"\nTry: kubectl aicr approve {waiting} --expires 2h --reason 'Maintenance window'")
+        print("Or the page of what waits across the fleet (docs/dashboard.md; pip install 'kubectl-aicr[dashboard]'):\n"
+              "  kubectl aicr dashboard --all-contexts --open")
         print("Running until interrupted (Ctrl-C).", flush=True)
         while all(p.poll() is None for m in members for p in m.plane.procs) and \
                 (hook is None or hook.proc.poll() is None):

@@ -11,8 +11,9 @@ session's deadline). What it yields, in order:
   say, or its deletion) is seen once, `kept` false, then no more of it;
 - `NotListed(warning)`: a changed rollout that does not parse (named as a listing names it).
 
-`items()` is the listing as it stands after what was yielded, newest first. Reports are read once
-at the start; a new digest's report is read when it first appears.
+`items()` is the listing as it stands after what was yielded, newest first; `object_of(name)` the
+object a shown rollout was last seen as (a dashboard describes it from that, with no read). Reports
+are read once at the start; a new digest's report is read when it first appears.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from aicr_core.domain.rollout_listing import (
 if TYPE_CHECKING:
     from aicr_core.domain.assessments import Assessments
     from aicr_core.session.kube import KubeSession
-    from aicr_core.session.watch import Change
+    from aicr_core.session.watch import Change, Reachability
 
 
 class Listed(NamedTuple):
@@ -69,6 +70,7 @@ class LiveRows:
     def __init__(self, wanted: RolloutFilter, assessments: Assessments, warning: str | None = None) -> None:
         self.wanted, self.assessments, self.warning = wanted, assessments, warning
         self.rows: dict[str, dict[str, Any]] = {}  # name -> item, the rollouts shown
+        self.objects: dict[str, dict[str, Any]] = {}  # name -> the object each shown rollout was last seen as
 
     def apply(self, batch: list[Change]) -> Iterator[Update]:
         if batch and batch[0].kind == "LISTED":
@@ -78,6 +80,8 @@ class LiveRows:
                 warnings.append(self.warning)
             items = [item(r, self.assessments.of(r.assessment_digest)) for r in rollouts]
             self.rows = {i["name"]: i for i in items}
+            by_name = {_name(change.object): change.object for change in batch}
+            self.objects = {name: by_name[name] for name in self.rows if name in by_name}
             yield Listed(items, warnings)
             return
         for change in batch:
@@ -91,8 +95,10 @@ class LiveRows:
                 row = item(r, self.assessments.of(r.assessment_digest))
                 if kept:
                     self.rows[r.name] = row
+                    self.objects[r.name] = change.object
                 else:
                     del self.rows[r.name]
+                    self.objects.pop(r.name, None)
                 yield RowChanged(row, change.kind, kept)
 
     def items(self) -> list[dict[str, Any]]:
@@ -102,6 +108,12 @@ class LiveRows:
         rows.sort(key=lambda i: i["name"])
         rows.sort(key=lambda i: i["created"] or "", reverse=True)  # the documents' times sort as text
         return rows
+
+
+def _name(obj: Any) -> str:
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 class LiveListing:
@@ -116,8 +128,10 @@ class LiveListing:
     """
 
     def __init__(self, session: KubeSession, namespace: str = api.DEFAULT_OPERATOR_NAMESPACE,
-                 wanted: RolloutFilter = NOT_ENDED, selector: str | None = None) -> None:
+                 wanted: RolloutFilter = NOT_ENDED, selector: str | None = None,
+                 reachability: Reachability | None = None) -> None:
         self.session, self.namespace, self.wanted, self.selector = session, namespace, wanted, selector
+        self.reachability = reachability  # told each failed reconnect, and the recovery (watch.follow_collection)
         self.rows: LiveRows | None = None
 
     def __iter__(self) -> Iterator[Update]:
@@ -128,10 +142,15 @@ class LiveListing:
         self.rows = LiveRows(self.wanted, Assessments(reports, self.namespace, self.session), warning)
         with crds_named():
             for batch in follow_collection(self.session, api.rollouts_path(), selector_params(self.selector),
-                                           "rollouts"):
+                                           "rollouts", self.reachability):
                 yield from self.rows.apply(batch)
 
     def items(self) -> list[dict[str, Any]]:
         """The listing as it stands (`LiveRows.items`); none before the iteration has started."""
         rows = self.rows
         return rows.items() if rows is not None else []
+
+    def object_of(self, name: str) -> dict[str, Any] | None:
+        """The object rollout `name` was last seen as, while it is shown; None otherwise."""
+        rows = self.rows
+        return rows.objects.get(name) if rows is not None else None

@@ -46,6 +46,7 @@ USAGE_LINES = (  # every built-in command's shape; COMMAND is describe, approve,
     f"{PROG} reproduce [PLAN] [flags]",
     f"{PROG} version [--client] [flags]",
     f"{PROG} whoami [flags]",
+    f"{PROG} dashboard [--address ADDR] [--port N] [--read-only] [--open] [flags]",
     f"{PROG} plugins [flags]",
     f"{PROG} help [COMMAND]",
 )

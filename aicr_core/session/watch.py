@@ -28,7 +28,7 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from aicr_core.errors import AicrError, Code, shown_argument
@@ -201,23 +201,32 @@ class Change(NamedTuple):
     object: dict[str, Any]
 
 
+Reachability = Callable[[AicrError | None], None]
+
+
 def follow_collection(cluster: kube.KubeSession, collection: str, params: Mapping[str, str] | None = None,
-                      what: str | None = None) -> Iterator[list[Change]]:
+                      what: str | None = None, reachability: Reachability | None = None) -> Iterator[list[Change]]:
     """Yield every object of the collection now (one batch, from one paginated LIST), then each change.
 
     As `follow` does for one object: watch from the list's resourceVersion, resume from the last
     version seen when a stream ends, and after `410 Gone` or a dropped connection list again and
     yield what changed meanwhile (objects whose resourceVersion moved, and those gone, as DELETED).
-    `params` (a labelSelector) apply to the list and to the watch alike.
+    `params` (a labelSelector) apply to the list and to the watch alike. `reachability` (a long-lived
+    program's, a dashboard's) is told the error of each failed reconnect (a LIST again that found the
+    server unreachable), and None at the first that succeeds after one: it can say "disconnected" at
+    once rather than when the follower gives up (RECONNECT_SECONDS).
     """
-    reader = _CollectionFollower(cluster, collection, dict(params or {}), what or collection)
+    reader = _CollectionFollower(cluster, collection, dict(params or {}), what or collection, reachability)
     yield from reader.run_collection()
 
 
 class _CollectionFollower(_Follower):
-    def __init__(self, cluster: kube.KubeSession, collection: str, params: dict[str, str], what: str) -> None:
+    def __init__(self, cluster: kube.KubeSession, collection: str, params: dict[str, str], what: str,
+                 reachability: Reachability | None = None) -> None:
         super().__init__(cluster, collection, "", what)
         self.params = params
+        self.reachability = reachability
+        self.unreachable = False
         self.seen: dict[str, tuple[str, dict[str, Any]]] = {}  # name -> (resourceVersion, object)
 
     def run_collection(self) -> Iterator[list[Change]]:
@@ -246,7 +255,14 @@ class _CollectionFollower(_Follower):
             except AicrError as err:
                 if err.code != Code.UNAVAILABLE:
                     raise
+                self.unreachable = True
+                if self.reachability is not None:
+                    self.reachability(err)
                 continue
+            if self.unreachable:
+                self.unreachable = False
+                if self.reachability is not None:
+                    self.reachability(None)
             changes = [Change("MODIFIED" if _name(obj) in before else "ADDED", obj) for obj in current
                        if before.get(_name(obj), ("", None))[0] != _version(obj)]
             names = {_name(obj) for obj in current}

@@ -127,7 +127,7 @@ def test_the_usage_block_shows_every_command(aicr: Aicr) -> None:
         usage = text.split("Usage:\n", 1)[1].split("\n\n", 1)[0].splitlines()
         shapes = [line.split()[2] for line in usage]
         compare(shapes, expected=["COMMAND", "list", "wait", "policy", "policy", "policy", "reproduce", "version",
-                                  "whoami", "plugins", "help"])
+                                  "whoami", "dashboard", "plugins", "help"])
         assert "  kubectl aicr list [--all] [--pending] [--phase PHASE] [flags]" in usage, usage
 
 

@@ -32,6 +32,8 @@ atexit.register(_write_modules)
 # Third-party packages that `help` may not import: the Kubernetes client (~0.2 s), what it brings,
 # h11 (the session's HTTP/1.1 parser), the policy hooks' pluggy and the policy file's pydantic.
 CLIENT = ("kubernetes", "urllib3", "h11", "yaml", "pluggy", "pydantic")
+# The dashboard's web stack (the extra `dashboard`): only `kubectl aicr dashboard` imports it.
+WEB_STACK = ("starlette", "uvicorn", "jinja2", "markupsafe", "anyio", "aicr_dashboard")
 # What `describe` needs of the domain: the rollout read, the operator API, the report's check.
 POLICIES = ("aicr_core.domain.policy_engine", "aicr_core.domain.policy_file", "aicr_core.domain.hookspecs",
             "aicr_core.domain.write_decision", "aicr_core.domain.rollout_write", "aicr_core.domain.action_rules",
@@ -55,7 +57,8 @@ def test_help_imports_no_client_no_domain_but_the_action_table(aicr: Aicr, tmp_p
     names, _ = imported(aicr, tmp_path, "help")
     compare([n for n in names if n.split(".")[0] in CLIENT or n.startswith("aicr_core.session.kube")
              or n.startswith("aicr_core.domain.") and n != "aicr_core.domain.actions"
-             or n in ("aicr_core.fleet.fan_out", "aicr_core.fleet.plan_write", "dataclasses")], expected=[])
+             or n in ("aicr_core.fleet.fan_out", "aicr_core.fleet.plan_write", "dataclasses")
+             or n.split(".")[0] in WEB_STACK], expected=[])
     assert {"aicr_commands.approve", "aicr_commands.list", "aicr_commands.wait"} <= set(names)  # each summary
 
 
@@ -73,4 +76,17 @@ def test_describe_imports_no_policy_engine(aicr: Aicr, tmp_path: Path) -> None:
         names, output = imported(aicr, tmp_path, "describe", R, "-o", "json",
                                  kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
     compare(json.loads(output)["assessment"]["status"], expected="verified")  # the report was read and checked
-    compare([n for n in names if n.split(".")[0] in POLICIES or n in POLICIES], expected=[])
+    compare([n for n in names if n.split(".")[0] in POLICIES or n in POLICIES or n.split(".")[0] in WEB_STACK],
+            expected=[])
+
+
+def test_list_imports_no_web_stack(aicr: Aicr, tmp_path: Path) -> None:
+    """`list` shares its selection flags with `dashboard`, and never its web stack."""
+    listing = {"kind": "RuntimeRolloutList", "metadata": {}, "items": [ROLLOUT]}
+    reports = {"kind": "ConfigMapList", "metadata": {}, "items": []}
+    routes = ByPath((("/api/v1/namespaces/aicr-system/configmaps", Respond(200, reports)),), Respond(200, listing))
+    with fake_apiserver(tmp_path, [routes]) as server:
+        names, output = imported(aicr, tmp_path, "list", "-o", "json",
+                                 kubeconfig=server.kubeconfig(tmp_path / "kc", {"token": "t"}))
+    compare([i["name"] for i in json.loads(output)["items"]], expected=[R])
+    compare([n for n in names if n.split(".")[0] in WEB_STACK], expected=[])

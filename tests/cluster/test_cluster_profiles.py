@@ -650,3 +650,34 @@ def test_members_whose_rollouts_name_one_cluster_runtime_are_flagged(aicr: Aicr,
     compare([line for line in proc.stderr.splitlines() if line.startswith("warning:")], expected=[
         f"warning: {HOSTILE}/east, {HOSTILE}/west hold one ClusterRuntime (UID {uid}): 2 members of the inventory "
         "are one cluster"])
+
+
+# -- the dashboard ---------------------------------------------------------------------------------------
+
+def test_the_dashboard_reads_the_members_shows_their_servers_and_the_fleet_form(aicr: Aicr, inventory: Inventory,
+                                                                                tmp_path: Path) -> None:
+    from urllib.parse import urlsplit
+
+    from aicr_dashboard.page_render import rollout_path
+
+    from support.dashboard_process import dashboard
+
+    digest, names = seed(inventory)
+    args = profiles_args(inventory, "--contexts", "gpu-fleet/eu-*,gpu-lab/*")
+    with dashboard(aicr, inventory.kubeconfig, tmp_path, *args) as running:
+        running.sign_in()
+        mine = running.until(lambda d: sorted(d["read"]) == sorted(LIVE), 60)
+        listed = json.loads(aicr("list", *args, "-o", "json", kubeconfig=inventory.kubeconfig).stdout)
+        compare(mine["read"], expected=listed["read"])
+        seeded = set(names.items())
+        compare([i for i in mine["items"] if (i["context"], i["name"]) in seeded],
+                expected=[i for i in listed["items"] if (i["context"], i["name"]) in seeded])
+        _, _, inbox = running.request("GET", "/")
+        for member, context in LIVE.items():
+            server = urlsplit(inventory.fleet.member(context).plane.url).netloc
+            assert f'<td class="server">{server}' in inbox, (member, server)
+        member = "gpu-fleet/eu-1"
+        status, _, page = running.request("GET", rollout_path(member, names[member]))
+        compare(status, expected=200)
+        assert (f"kubectl aicr approve --reason REASON --plan {digest} --cluster-profiles --cluster-profile-providers "
+                f"{inventory.providers} --contexts {member} --yes") in page, page

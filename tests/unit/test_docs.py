@@ -16,8 +16,8 @@ from testfixtures import compare
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-CODE = ["aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission", "tools", "bench",
-        "examples", "manifests", "tests", ".ci"]
+CODE = ["aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission", "aicr_dashboard", "tools",
+        "bench", "examples", "manifests", "tests", ".ci"]
 
 
 def nav_pages(entry: Any) -> Iterator[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from testfixtures import compare
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission")
+PACKAGES = ("aicr_core", "aicr_commands", "aicr_renderers", "aicr_policies", "aicr_admission", "aicr_dashboard")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -118,3 +118,16 @@ def test_every_module_at_the_top_of_the_core_is_a_leaf_of_the_leaves_contract() 
     top = sorted(f"aicr_core.{p.stem}" for p in (ROOT / "aicr_core").glob("*.py")
                  if p.stem not in ("__init__", "plugin", "testing", "_build_stamp"))  # _build_stamp: a release's
     compare(leaves, expected=top)
+
+
+def test_the_dashboard_is_imported_by_its_command_alone_and_imports_no_renderer(tmp_path: Path) -> None:
+    tree = copy_of_the_tree(tmp_path)
+    with (tree / "aicr_commands" / "list.py").open("a") as module:
+        module.write("\nfrom aicr_dashboard import serving  # noqa: E402 - the deliberate mistake\n")
+    with (tree / "aicr_dashboard" / "page_render.py").open("a") as module:
+        module.write("\nfrom aicr_renderers import layouts  # noqa: E402 - the deliberate mistake\n")
+    proc = lint_imports(tree)
+    compare(proc.returncode, expected=1, suffix=proc.stdout)
+    text = " ".join(proc.stdout.split())
+    assert "Nothing but its command imports the dashboard" in text and "aicr_commands.list -> aicr_dashboard" in text
+    assert "aicr_dashboard.page_render -> aicr_renderers.layouts" in text, proc.stdout

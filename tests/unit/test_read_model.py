@@ -76,6 +76,8 @@ def test_a_live_listing_keeps_its_rows_as_changes_arrive() -> None:
         NotListed("not listed: runtimerollout broken: deadline is not a time: 'nope'"),
         ("new", "DELETED", False)])  # the ended one was never shown: nothing said of it
     compare([(i["name"], i["approval"]["user"]) for i in rows.items()], expected=[("old", "bob")])
+    # The objects the shown rollouts were last seen as (a dashboard describes them from these, with no read).
+    compare({name: obj["metadata"]["resourceVersion"] for name, obj in rows.objects.items()}, expected={"old": "2"})
 
 
 def test_a_live_listing_shows_a_rollout_leaving_once() -> None:
