@@ -65,15 +65,18 @@ class LiveRows:
     """The rows of a listing as changes arrive: no I/O of its own but an assessment's read of a new digest.
 
     `apply` each batch of `follow_collection` (its first one LISTED) in order; `items()` is the listing now.
+    The first batch is the listing even when it is empty (a cluster with no rollouts has listed too).
     """
 
     def __init__(self, wanted: RolloutFilter, assessments: Assessments, warning: str | None = None) -> None:
         self.wanted, self.assessments, self.warning = wanted, assessments, warning
         self.rows: dict[str, dict[str, Any]] = {}  # name -> item, the rollouts shown
         self.objects: dict[str, dict[str, Any]] = {}  # name -> the object each shown rollout was last seen as
+        self.listed = False
 
     def apply(self, batch: list[Change]) -> Iterator[Update]:
-        if batch and batch[0].kind == "LISTED":
+        if not self.listed or (batch and batch[0].kind == "LISTED"):
+            self.listed = True
             rollouts, warnings = parse_all(change.object for change in batch)
             rollouts = newest_first([r for r in rollouts if self.wanted.keeps(r)])
             if self.warning and any(r.assessment_digest for r in rollouts):

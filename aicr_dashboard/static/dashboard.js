@@ -124,7 +124,36 @@ function applyRollout(item) {
   if (heading && heading.dataset.context === item.context && heading.dataset.name === item.name && !item.removed) {
     const phase = document.getElementById("phase");
     if (phase) phase.textContent = safe(item.phase) + (item.outcome ? " (" + safe(item.outcome) + ")" : "");
+    described(heading);
   }
+}
+
+// The rest of what describe shows (the message, the steps' states) is not in a listing's item: this page's
+// rollout changed, so its describe document is read again (the dashboard serves it from what the watch
+// keeps), one read at a time; a change during a read asks for one more.
+let reading = null;
+function described(heading) {
+  if (reading) { reading.again = true; return; }
+  reading = {again: false};
+  const url = "/api/c/" + segment(heading.dataset.context) + "/r/" + segment(heading.dataset.name);
+  fetch(url, {headers: {"Accept": "application/json"}, credentials: "same-origin"})
+    .then((answer) => answer.ok ? answer.json() : null)
+    .then((document_) => { if (document_) applyDescription(document_); })
+    .catch(() => {})
+    .finally(() => { const again = reading.again; reading = null; if (again) described(heading); });
+}
+
+function applyDescription(d) {
+  const message = document.getElementById("message");
+  if (message) message.textContent = safe(d.message);
+  const body = document.querySelector("table.steps tbody");
+  if (!body || !Array.isArray(d.steps)) return;
+  d.steps.forEach((step, index) => {
+    const row = body.rows[index];
+    if (!row || row.cells.length < 6) return;
+    row.cells[4].textContent = safe(step.state);
+    row.cells[5].textContent = safe(step.message);
+  });
 }
 
 function applyCluster(line) {

@@ -80,6 +80,15 @@ def test_a_live_listing_keeps_its_rows_as_changes_arrive() -> None:
     compare({name: obj["metadata"]["resourceVersion"] for name, obj in rows.objects.items()}, expected={"old": "2"})
 
 
+def test_a_cluster_with_no_rollouts_has_listed_too() -> None:
+    """The first batch of a collection's watch is its listing, empty or not: a dashboard counts the cluster read."""
+    rows = LiveRows(NOT_ENDED, Assessments({}, "aicr-system"))
+    compare(list(rows.apply([])), expected=[Listed([], [])])
+    seen = list(rows.apply([Change("ADDED", named("r-1"))]))
+    compare([(type(u).__name__, u.item["name"]) for u in seen if isinstance(u, RowChanged)],
+            expected=[("RowChanged", "r-1")])
+
+
 def test_a_live_listing_shows_a_rollout_leaving_once() -> None:
     rows = LiveRows(NOT_ENDED, Assessments({}, "aicr-system"))
     list(rows.apply([Change("LISTED", named("r-1"))]))
