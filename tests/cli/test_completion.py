@@ -81,12 +81,18 @@ def test_a_server_that_never_answers_is_given_two_seconds(aicr: Aicr, tmp_path: 
                                                "insecure-skip-tls-verify": True}}],
         "users": [{"name": "u", "user": {"token": "s3cr3t"}}],
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    started = time.monotonic()
-    proc = subprocess.run([str(BIN / "kubectl_complete-aicr"), "describe", ""], capture_output=True, text=True,
-                          env=aicr_env(aicr.home, kc), timeout=30)
-    elapsed = time.monotonic() - started
+    def timed(*words: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+        started = time.monotonic()
+        proc = subprocess.run([str(BIN / "kubectl_complete-aicr"), *words], capture_output=True, text=True,
+                              env=aicr_env(aicr.home, kc), timeout=30)
+        return time.monotonic() - started, proc
+
+    # The program's own start, on this machine now (seconds on a loaded CI machine): the budget is what
+    # comes after it, so a completion that asks no server is the baseline.
+    baseline, _ = timed("--")
+    elapsed, proc = timed("describe", "")
     compare((proc.returncode, proc.stdout, proc.stderr), expected=(0, ":4\n", ""))
-    assert elapsed < 2.5, elapsed
+    assert elapsed - baseline < 2.5, (elapsed, baseline)
 
 
 
