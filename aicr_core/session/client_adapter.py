@@ -240,28 +240,33 @@ class _BoundedExec(ExecProvider):
             info["spec"]["cluster"] = exec_cluster(self.cluster.value, self.cwd)
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
         timeout = self.deadline.timeout()  # before starting it: an expired deadline starts nothing
-        try:
-            process = subprocess.Popen(
-                self.args, stdout=subprocess.PIPE, stderr=None if interactive else subprocess.PIPE,
-                stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
-                start_new_session=not interactive)  # its own group, so that killing it kills its children
-        except OSError as err:
-            raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {err}") from None
-        try:
-            with self.deadline.watching_process(process):  # on any thread: killed, group and all, at the deadline
+        what = f'the credentials plugin "{command}"'
+
+        def start() -> subprocess.Popen[bytes]:
+            try:
+                return subprocess.Popen(
+                    self.args, stdout=subprocess.PIPE, stderr=None if interactive else subprocess.PIPE,
+                    stdin=None if interactive else subprocess.DEVNULL, cwd=self.cwd, env=self.env,
+                    start_new_session=not interactive)  # its own group, so that killing it kills its children
+            except OSError as err:
+                raise AicrError(Code.KUBECONFIG, f"credentials plugin failed: {err}") from None
+
+        # Started under the deadline's lock: on any thread, killed, group and all, at the deadline or the exit.
+        with self.deadline.watching_process(start, what) as process:
+            try:
                 outputs = read_bounded(process, MAX_OUTPUT_BYTES, timeout)
                 process.wait(timeout=timeout)  # its pipes are closed: it is ending (the watchdog kills it otherwise)
-        except OutputTooLarge as err:
-            kill(process, interactive)
-            raise AicrError(Code.KUBECONFIG, f"credentials plugin {self.name} failed: credential plugin output too "
-                            f"large (more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB on its {err.stream}); it was "
-                            "stopped") from None
-        except (subprocess.TimeoutExpired, Alarm):
-            kill(process, interactive)
-            raise self.deadline.expired(f'the credentials plugin "{command}"') from None
-        except BaseException:
-            kill(process, interactive)
-            raise
+            except OutputTooLarge as err:
+                kill(process, interactive)
+                raise AicrError(Code.KUBECONFIG, f"credentials plugin {self.name} failed: credential plugin output "
+                                f"too large (more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB on its {err.stream}); "
+                                "it was stopped") from None
+            except (subprocess.TimeoutExpired, Alarm):
+                kill(process, interactive)
+                raise self.deadline.expired(what) from None
+            except BaseException:
+                kill(process, interactive)
+                raise
         if self.deadline.fired:
             raise self.deadline.expired(f'the credentials plugin "{command}"')
         stdout, stderr = (part.decode("utf-8", "replace") for part in outputs)

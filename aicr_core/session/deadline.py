@@ -24,7 +24,7 @@ The API, for a session on any thread (the fleet runs one per cluster):
     deadline = Deadline(30.0, name="context gpu-1")  # or Deadline(): the configured figure
     with deadline.enforced("the API calls of this command"):
         ...  # TIMEOUT (AicrError) when the deadline passes inside the block
-    with deadline.watching_process(popen):  # killed with its group at the deadline
+    with deadline.watching_process(lambda: subprocess.Popen(...)) as popen:  # killed with its group at the deadline
         popen.communicate(timeout=deadline.timeout())
     deadline.watch_socket(sock) / .unwatch_socket(sock)  # shut down at the deadline
     deadline.expire()        # end it now, as the watchdog does at its end time
@@ -167,17 +167,20 @@ class Deadline:
             self._sockets.pop(id(sock), None)
 
     @contextmanager
-    def watching_process(self, process: subprocess.Popen[Any]) -> Iterator[None]:
-        """Kill `process` (its whole group when it leads one) if the deadline passes inside the block."""
+    def watching_process(self, start: Callable[[], subprocess.Popen[Any]],
+                         what: str = API_CALLS) -> Iterator[subprocess.Popen[Any]]:
+        """The process `start()` starts, killed (its whole group when it leads one) if the deadline passes inside
+        the block. It is started under the deadline's lock: an expiry (the watchdog's, or every deadline's at
+        the process's exit, SIGINT and SIGTERM included) waits for a start in progress and kills what it
+        started, so no process is ever left running unwatched; an expired deadline starts nothing (TIMEOUT)."""
         with self._lock:
-            fired = self._fired.is_set()
-            if not fired:
-                self._processes[process.pid] = process
-                self._watch()
-        if fired:
-            _kill(process)
+            if self._fired.is_set():
+                raise self.expired(what)
+            process = start()
+            self._processes[process.pid] = process
+            self._watch()
         try:
-            yield
+            yield process
         finally:
             with self._lock:
                 self._processes.pop(process.pid, None)
