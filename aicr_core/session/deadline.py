@@ -174,7 +174,8 @@ class Deadline:
         the process's exit, SIGINT and SIGTERM included) waits for a start in progress and kills what it
         started, so no process is ever left running unwatched; an expired deadline starts nothing (TIMEOUT)."""
         with self._lock:
-            if self._fired.is_set():
+            _live(self)  # before the start: the exit's expiry either sees this deadline or is seen by it
+            if self._fired.is_set() or _EXITING.is_set():
                 raise self.expired(what)
             process = start()
             self._processes[process.pid] = process
@@ -204,7 +205,7 @@ class Deadline:
         if not self._watched and self.bounded:
             self._watched = True
             _WATCHDOG.add(self, self._ends)
-        _LIVE.add(self)
+        _live(self)
 
     # -- the bound --------------------------------------------------------------------------------
     @contextmanager
@@ -314,12 +315,27 @@ class _Watchdog:
 
 _WATCHDOG = _Watchdog()
 _LIVE: weakref.WeakSet[Deadline] = weakref.WeakSet()  # deadlines that have held something
+_LIVE_LOCK = threading.Lock()  # taken inside a deadline's lock, never around one
+# Set at the exit: no process starts after it. A worker whose cluster's turn began as the command was
+# interrupted made a new deadline after the expiry below had run, and its plugin outlived the command.
+_EXITING = threading.Event()
+
+
+def _live(deadline: Deadline) -> None:
+    with _LIVE_LOCK:
+        _LIVE.add(deadline)
 
 
 @atexit.register
 def expire_all() -> None:
-    """At exit (SIGTERM and Ctrl-C included): no worker's credential plugin outlives the command."""
-    for deadline in list(_LIVE):
+    """At exit (SIGTERM and Ctrl-C included): no worker's credential plugin outlives the command.
+
+    First no start may begin (`_EXITING`), then every deadline that holds something is expired: a
+    start in progress is waited for and what it started killed (`watching_process`)."""
+    _EXITING.set()
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for deadline in live:
         deadline.expire()
 
 

@@ -61,3 +61,21 @@ def test_an_expired_deadline_starts_nothing() -> None:
             pass
     compare((caught.value.code, calls), expected=(Code.TIMEOUT, []))
     assert 'the credentials plugin "p" did not finish within 60s' in caught.value.message
+
+
+def test_after_the_exits_expiry_no_deadline_starts_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster's turn that begins as the command ends makes a new deadline: it starts nothing either."""
+    from aicr_core.session import deadline as deadlines
+
+    monkeypatch.setattr(deadlines, "_EXITING", threading.Event())  # this test's exit, not the process's
+    monkeypatch.setattr(deadlines, "_LIVE", type(deadlines._LIVE)())
+    running = Deadline(60.0, name="context a")
+    first = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    with running.watching_process(lambda: first):
+        deadlines.expire_all()
+        compare(first.wait(5), expected=-9)
+    later = Deadline(60.0, name="context b")  # made after the expiry: a turn that began too late
+    with pytest.raises(AicrError) as caught:
+        with later.watching_process(lambda: subprocess.Popen(["sleep", "60"])):
+            pass
+    compare(caught.value.code, expected=Code.TIMEOUT)
