@@ -13,7 +13,8 @@ program carries.
 A folder is trusted as git trusts a repository (`safe.directory`): it, every
 file and folder in it, and the folders above it must belong to the user
 running the program or to root, and none may be writable by anyone but its
-owner (a folder above may be, with the sticky bit, as /tmp is). A folder that
+owner (a folder above may be, with the sticky bit, as /tmp is: without it, anyone who may write
+there may rename the folder and put another in its place). A folder that
 fails is refused, naming the path and the owner or mode at fault, unless
 `AICR_SAFE_PLUGIN_FOLDERS` names it (`*`: every folder). A relative entry of
 `AICR_PLUGIN_PATH` would follow the current directory: it is ignored with a
@@ -106,7 +107,8 @@ def _owner_fault(path: str, st: os.stat_result) -> str | None:
 
 def _chain_fault(path: str) -> str | None:
     """The folders above `path` (and the link `path` itself is, if one): owned by you or root, and not
-    writable by others unless sticky (a world-writable parent without it lets anyone rename the folder)."""
+    writable by its group or others unless sticky (a parent they may write without it lets them rename the
+    folder)."""
     parent = os.path.dirname(path)
     while True:
         try:
@@ -115,8 +117,10 @@ def _chain_fault(path: str) -> str | None:
             st = None
         if st is not None:
             fault = _owner_fault(parent, st)
-            if fault is None and st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
-                fault = f"{parent} (a folder above it) is writable by others (mode {stat.S_IMODE(st.st_mode):04o})"
+            if fault is None and st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+                who = "others" if st.st_mode & stat.S_IWOTH else "its group"
+                fault = (f"{parent} (a folder above it) is writable by {who} without the sticky bit "
+                         f"(mode {stat.S_IMODE(st.st_mode):04o})")
             if fault is not None:
                 return fault
         up = os.path.dirname(parent)

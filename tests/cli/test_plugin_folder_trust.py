@@ -54,6 +54,29 @@ def test_a_folder_of_another_user_or_writable_by_others_is_refused(aicr: Aicr, t
     assert "  hello " in aicr("help", **env).stdout
 
 
+def test_a_folder_above_writable_by_others_is_refused_unless_sticky(aicr: Aicr, tmp_path: Path) -> None:
+    """Whoever may write a folder above may rename the plugin folder and put another in its place: a folder
+    above may be writable by its group or others only with the sticky bit, as /tmp is."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    folder = _installed(aicr, shared)
+    env = {"AICR_PLUGIN_PATH": str(folder)}
+    for mode, fault in ((0o777, f"{shared} (a folder above it) is writable by others without the sticky bit "
+                                "(mode 0777)"),
+                        (0o775, f"{shared} (a folder above it) is writable by its group without the sticky bit "
+                                "(mode 0775)"),
+                        (0o1777, None), (0o1775, None), (0o755, None)):
+        shared.chmod(mode)
+        proc = aicr("help", **env)
+        if fault is None:
+            compare((proc.returncode, "  hello " in proc.stdout, proc.stderr), expected=(0, True, ""),
+                    prefix=f"mode {mode:04o}")
+        else:
+            compare((proc.returncode, proc.stdout, proc.stderr.split("; nothing was loaded")[0]), expected=(
+                1, "", f"error: [PLUGIN_ERROR] the plugin folder {folder} is not trusted: {fault}"),
+                prefix=f"mode {mode:04o}")
+
+
 def test_a_relative_entry_is_ignored_with_a_warning(aicr: Aicr, tmp_path: Path) -> None:
     folder = _installed(aicr, tmp_path)
     relative = folder.relative_to(tmp_path)  # the tests run in tmp_path: it would have been found
