@@ -28,6 +28,8 @@ import envtest
 
 PACE_SECONDS = 2.0   # between two transitions of one rollout: slow enough to watch, quick enough to wait for
 TICK_SECONDS = 0.5   # how often every cluster is looked at
+REQUEST_SECONDS = 10.0  # one call's bound: a round that cannot finish in it is tried again at the next tick
+STOP_SECONDS = 1.0   # how long a stop waits for a round in flight (the thread is a daemon: the planes stop next)
 USER = "aicr-operator"
 
 
@@ -42,7 +44,7 @@ class Cluster:
 
     def rollouts(self) -> list[dict[str, Any]]:
         found = cast(dict[str, Any], self.custom.list_cluster_custom_object(
-            envtest.GROUP, envtest.VERSION, "runtimerollouts"))
+            envtest.GROUP, envtest.VERSION, "runtimerollouts", _request_timeout=REQUEST_SECONDS))
         return list(found.get("items", []))
 
     def write_status(self, name: str, resource_version: str, status: dict[str, Any]) -> str:
@@ -51,14 +53,14 @@ class Cluster:
         written = cast(dict[str, Any], self.custom.patch_cluster_custom_object_status(
             envtest.GROUP, envtest.VERSION, "runtimerollouts", name,
             {"metadata": {"resourceVersion": resource_version}, "status": status},
-            _content_type="application/merge-patch+json"))
+            _content_type="application/merge-patch+json", _request_timeout=REQUEST_SECONDS))
         return str(written["metadata"]["resourceVersion"])
 
     def label_outcome(self, name: str, resource_version: str, outcome: str) -> None:
         self.custom.patch_cluster_custom_object(
             envtest.GROUP, envtest.VERSION, "runtimerollouts", name,
             {"metadata": {"resourceVersion": resource_version, "labels": {envtest.OUTCOME_LABEL: outcome}}},
-            _content_type="application/merge-patch+json")
+            _content_type="application/merge-patch+json", _request_timeout=REQUEST_SECONDS)
 
     def runtime_succeeded(self, digest: str) -> None:
         """The ClusterRuntime after a rollout succeeded: its plan active, no candidate, Ready."""
@@ -70,7 +72,7 @@ class Cluster:
         self.custom.patch_cluster_custom_object_status(
             envtest.GROUP, envtest.VERSION, "clusterruntimes", api.RUNTIME_NAME,
             {"status": {"activePlan": {"digest": digest}, "candidatePlan": None, "conditions": [condition]}},
-            _content_type="application/merge-patch+json")
+            _content_type="application/merge-patch+json", _request_timeout=REQUEST_SECONDS)
 
 
 def step_states(rollout: Any) -> list[dict[str, str]]:
@@ -154,9 +156,13 @@ class OperatorStandIn:
         return self
 
     def stop(self) -> None:
+        """The loop told to end; a round in flight is waited for STOP_SECONDS at most. Not longer: the demo's
+        stop must be quick, and CI once saw it take 11.4 s under load (the 10 s this waited then, and the
+        planes' stops). The planes stop right after this; the flag keeps what the round then meets from
+        being printed."""
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=STOP_SECONDS)
 
     def _run(self) -> None:
         while not self._stop.wait(TICK_SECONDS):

@@ -5,9 +5,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 from typing import Any
 
 import envtest
+import pytest
 from testfixtures import compare
 
 from aicr_core.domain import operator_api as api
@@ -92,3 +95,33 @@ def test_a_step_already_in_flight_is_the_one_that_progresses() -> None:
     """The demo seeds its waiting rollout with its first step in flight: approved, that step goes on."""
     compare(shape(demo_operator.next_status(rollout(states=("InFlight", "Pending"), approval=APPROVAL), NOW)),
             expected=("Progressing", None, "", ("InFlight", "Pending")))
+
+
+class _StuckCluster:
+    """A cluster whose listing hangs until released, then fails as a stopped plane's would."""
+
+    context = "stuck"
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def rollouts(self) -> list[dict[str, Any]]:
+        self.entered.set()
+        self.release.wait(30)
+        raise ConnectionRefusedError("the plane is gone")
+
+
+def test_a_stop_waits_for_a_round_in_flight_one_second_at_most_and_prints_nothing_of_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    stand_in = demo_operator.OperatorStandIn([])
+    stuck = _StuckCluster()
+    stand_in.clusters = [stuck]  # type: ignore[list-item]
+    stand_in.start()
+    assert stuck.entered.wait(10), "the stand-in never began a round"
+    began = time.monotonic()
+    stand_in.stop()
+    waited = time.monotonic() - began
+    stuck.release.set()
+    stand_in._thread.join(10)
+    compare((round(waited), stand_in._thread.is_alive(), capsys.readouterr().err), expected=(
+        round(demo_operator.STOP_SECONDS), False, ""), prefix=f"waited {waited:.2f}s")
