@@ -65,12 +65,12 @@ def test_the_calls_of_a_command_share_one_deadline(aicr: Aicr, tmp_path: Path) -
 def test_request_timeout_sets_the_deadline(aicr: Aicr, tmp_path: Path) -> None:
     with fake_apiserver(tmp_path, [Silent()]) as server:
         kc = server.kubeconfig(tmp_path / "kc", {"token": "t"})
-        started = time.monotonic()
         proc, ended = finished_at(aicr, "describe", R, "--request-timeout", "2s", kubeconfig=kc)
         compare(error_line(proc), expected="error: [TIMEOUT] the API calls of this command did not finish "
                                            "within 2s", suffix=proc.stderr)
-        assert ended - server.accepted[0] < 2.5
-        assert ended - started < 2.5 + 2.0  # plus start-up
+        # The deadline started before the connection was made, so it ends within 2 s of it (+0.5 s). Not
+        # bounded from the program's start: that took 3.5 s under CI's cold builds.
+        assert ended - server.accepted[0] < 2.5, ended - server.accepted[0]
 
 
 def test_a_hung_credentials_plugin_is_killed_at_the_deadline(aicr: Aicr, tmp_path: Path) -> None:
