@@ -21,7 +21,6 @@ import re
 import shutil
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 import go_builds
@@ -119,8 +118,7 @@ def complete(folder: Path) -> bool:
 
 def build(folder: Path) -> dict[str, float]:
     with go_builds.measured(folder, GO_ENV, log) as figures:
-        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
-        try:
+        with go_builds.staging_folder(folder.parent, log) as staging:
             out = staging / "bin"
             out.mkdir()
             build_kube_state_metrics(out)
@@ -130,8 +128,6 @@ def build(folder: Path) -> dict[str, float]:
             if missing:
                 raise BuildError(f"the build made no {', '.join(missing)}")
             out.rename(folder)  # atomic: the folder exists only when all five binaries do
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     return figures
 
 
@@ -148,6 +144,7 @@ def main() -> int:
     parser.add_argument("--print-only", action="store_true",
                         help="print the folder without building; exit 1 if it is incomplete")
     args = parser.parse_args()
+    go_builds.exit_on_sigterm()
     try:
         folder = binaries_folder()
         if complete(folder) or args.print_only:

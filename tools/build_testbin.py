@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import go_builds
@@ -133,8 +131,7 @@ def build(folder: Path) -> dict[str, float]:
     with go_builds.measured(folder, GO_ENV, log) as figures:
         with step(f"checking Go ({go_version()}) and that the Go module proxy serves both modules"):
             preflight()
-        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
-        try:
+        with go_builds.staging_folder(folder.parent, log) as staging:
             out = staging / "bin"
             out.mkdir()
             with step(f"building etcd {ETCD_VERSION}"):
@@ -142,8 +139,6 @@ def build(folder: Path) -> dict[str, float]:
             with step(f"building kube-apiserver {KUBE_VERSION}"):
                 build_kube_apiserver(staging / "kube-wrapper", out)
             out.rename(folder)  # atomic: the folder exists only when both binaries do
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     return figures
 
 
@@ -159,6 +154,7 @@ def main() -> int:
     parser.add_argument("--print-only", action="store_true",
                         help="print the folder without building; exit 1 if it is incomplete")
     args = parser.parse_args()
+    go_builds.exit_on_sigterm()
     try:
         folder = assets_folder()
         if complete(folder) or args.print_only:

@@ -17,8 +17,10 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import IO
 
 HEARTBEAT_SECONDS = 60.0  # read at each step, so a test can shorten it
+STAGING_PREFIX = ".build-"  # a build's folder beside the finished ones, renamed into place when complete
 NOT_SERVED = re.compile(r"404 Not Found|410 Gone|not available|unknown revision|invalid version")
 
 
@@ -202,6 +205,27 @@ def dir_bytes(path: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (what `.ci/run` sends its background builds at its exit) ends the build as an exit, not a
+    kill: `finally` blocks run, so the staging folder goes and the `go` child is killed and reaped."""
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+
+
+@contextmanager
+def staging_folder(parent: Path, log: BuildLog) -> Iterator[Path]:
+    """A new folder in PARENT to build in, removed whatever happens. Called under PARENT's one lock,
+    so another staging folder there was left by a build that could not clean up (SIGKILL, a machine
+    shut down): it goes first, or every such build would leave a few hundred MiB behind for good."""
+    for stale in sorted(parent.glob(STAGING_PREFIX + "*")):
+        log(f"removing {stale}, left by a build that was stopped")
+        shutil.rmtree(stale, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=parent))
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def complete(folder: Path, programs: tuple[str, ...]) -> bool:

@@ -62,6 +62,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1 or argv[0] not in TOOLS:
         print(f"usage: go_tools.py {'|'.join(TOOLS)}", file=sys.stderr)
         return 2
+    go_builds.exit_on_sigterm()
     try:
         print(built(argv[0]))
     except BuildError as err:
