@@ -156,10 +156,9 @@ class OperatorStandIn:
         return self
 
     def stop(self) -> None:
-        """The loop told to end; a round in flight is waited for STOP_SECONDS at most. Not longer: the demo's
-        stop must be quick, and CI once saw it take 11.4 s under load (the 10 s this waited then, and the
-        planes' stops). The planes stop right after this; the flag keeps what the round then meets from
-        being printed."""
+        """The loop told to end; a round in flight is waited for STOP_SECONDS at most, not a request's whole
+        bound: the demo's stop must be quick, even on a loaded machine (docs/contributing.md). The planes
+        stop right after this; the flag keeps what the round then meets from being printed."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=STOP_SECONDS)

